@@ -1,0 +1,44 @@
+//! Per-pair detection: Hermann's vertex rays, IRTCD's iterative walk with its displacement criterion,
+//! and the 2014 paper's predictive rays. [`pair::detect_pair`] runs one pair for one step.
+
+pub(crate) mod pair;
+
+use crate::pose::Pose;
+
+/// How a ray was traced this step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RayKind {
+    /// By the standard tracer (brute force or BVH), from every candidate vertex.
+    Standard,
+    /// By the iterative walk, from a vertex that was in contact last step.
+    Iterative,
+    /// By the iterative walk, from a vertex kept as a prediction (2014 §3.1).
+    Predictive,
+}
+
+/// What a pair remembers for one vertex ray between steps (IRTCD 2013 §3.1: "record for each ray the
+/// reference of the impacted triangle").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RayRecord {
+    /// Vertex of the casting mesh.
+    pub vertex: u32,
+    /// Triangle of the other mesh where the next walk starts.
+    pub triangle: u32,
+    /// `true`: the vertex was in contact (the ray hit `triangle`); `false`: a prediction (the
+    /// opposite ray hit it).
+    pub in_contact: bool,
+}
+
+/// Iterative state of one pair, kept between steps (on the GPU backend, in GPU buffers).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PairState {
+    /// `(mesh1.id(), mesh2.id())` the records refer to; a change resets the state.
+    pub(crate) mesh_ids: (u64, u64),
+    /// Relative pose `(t_ni, q_ni)` at the last standard step; `None` before the first.
+    pub reference: Option<Pose>,
+    /// Records of rays from shape 1's vertices (index 0) and shape 2's vertices (index 1), sorted by
+    /// vertex.
+    pub records: [Vec<RayRecord>; 2],
+    /// Steps since the last standard trace.
+    pub steps_since_standard: u32,
+}

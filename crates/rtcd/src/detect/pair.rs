@@ -1,0 +1,303 @@
+//! One pair, one step: the displacement criterion (IRTCD 2013 Eq. 2) picks standard or iterative
+//! tracing, rays are cast from both meshes' vertices, validated (Hermann 2008 Alg. 1), re-projected
+//! (2014 §3.2) and reduced to manifolds.
+
+use std::collections::HashMap;
+
+use glam::Vec3;
+
+use super::{PairState, RayKind, RayRecord};
+use crate::{
+    aabb::Aabb,
+    contact::{ContactManifold, RayContact, reduce_manifolds, reproject},
+    mesh::RtcdMesh,
+    metrics::{ERROR_DEPTH_TOLERANCE, ErrorMetrics, StepMetrics},
+    narrow_phase::{PairInput, RayDebug, RayOutcome, StepMode, StepOptions},
+    params::RtcdParams,
+    pose::Pose,
+    ray::Ray,
+    trace::{NO_SKIP, WalkOutcome, walk},
+};
+
+pub(crate) struct PairResult {
+    pub state: PairState,
+    pub mode: StepMode,
+    pub manifolds: Vec<ContactManifold>,
+    pub rays: Vec<RayDebug>,
+    pub metrics: StepMetrics,
+}
+
+/// One direction of a pair: rays from `from`'s vertices traced against `to`, in `to`'s frame.
+pub(crate) struct Direction<'a> {
+    pub from: &'a RtcdMesh,
+    pub to: &'a RtcdMesh,
+    /// Maps `from`'s frame into `to`'s frame.
+    pub from_to: Pose,
+    /// `false`: shape 1's vertices against shape 2; `true`: shape 2's against shape 1.
+    pub from_shape2: bool,
+}
+
+impl Direction<'_> {
+    /// The two directions of a pair.
+    pub fn both<'a>(input: &PairInput<'a>) -> [Direction<'a>; 2] {
+        [
+            Direction { from: input.mesh1, to: input.mesh2, from_to: input.pos12.inverse(), from_shape2: false },
+            Direction { from: input.mesh2, to: input.mesh1, from_to: input.pos12, from_shape2: true },
+        ]
+    }
+
+    /// Hermann 2008 §3.2 with the 2014 extension: the overlap of the two boxes, in `from`'s frame,
+    /// grown by `distance_extension`.
+    pub fn candidate_region(&self, distance_extension: f32) -> Aabb {
+        let to_in_from = self.to.aabb().transformed(&self.from_to.inverse());
+        self.from.aabb().intersection(to_in_from).extended(distance_extension)
+    }
+
+    /// The inward ray of vertex `v`, in `to`'s frame.
+    #[inline]
+    pub fn ray(&self, v: u32) -> Ray {
+        let p = self.from.positions()[v as usize];
+        let n = self.from.normals()[v as usize];
+        Ray::new(self.from_to.transform_point(p), self.from_to.transform_vector(-n))
+    }
+}
+
+/// IRTCD 2013 Eq. 2: an upper bound on how far any point of either body moved relative to the other
+/// since the reference pose.
+pub fn max_displacement(reference: &Pose, current: &Pose, max_radius: f32) -> f32 {
+    (reference.translation - current.translation).length() + reference.rotation_angle_to(current) * max_radius
+}
+
+/// What one direction produced this step.
+#[derive(Default)]
+struct DirectionOutcome {
+    contacts: Vec<RayContact>,
+    records: Vec<RayRecord>,
+}
+
+pub(crate) fn detect_pair(
+    input: &PairInput,
+    state: Option<PairState>,
+    params: &RtcdParams,
+    opts: &StepOptions,
+) -> PairResult {
+    let ids = (input.mesh1.id(), input.mesh2.id());
+    let mut metrics = StepMetrics { pairs: 1, ..Default::default() };
+    let mut state = match state {
+        Some(s) if s.mesh_ids == ids => s,
+        _ => {
+            metrics.new_pairs = 1;
+            PairState { mesh_ids: ids, ..Default::default() }
+        }
+    };
+    let radius = input.mesh1.max_radius().max(input.mesh2.max_radius());
+    let standard = !params.iterative
+        || opts.force_standard
+        || match &state.reference {
+            None => true,
+            Some(r) => max_displacement(r, &input.pos12, radius) > params.displacement_threshold,
+        };
+    let mode = if standard { StepMode::Standard } else { StepMode::Iterative };
+    let dirs = Direction::both(input);
+    let mut rays = Vec::new();
+    let mut contacts = Vec::new();
+    let mut standard_in_contact = false;
+    for (d, dir) in dirs.iter().enumerate() {
+        let out = if standard {
+            standard_direction(dir, params, &mut metrics, opts.record_rays.then_some(&mut rays))
+        } else {
+            iterative_direction(dir, &state.records[d], params, &mut metrics, opts.record_rays.then_some(&mut rays))
+        };
+        if opts.measure_errors {
+            let (e, theirs) = compare_with_standard(dir, params, &out.contacts);
+            standard_in_contact |= theirs;
+            match &mut metrics.errors {
+                Some(m) => m.add(&e),
+                None => metrics.errors = Some(e),
+            }
+        }
+        state.records[d] = out.records;
+        contacts.extend(out.contacts);
+    }
+    if let Some(e) = &mut metrics.errors {
+        // Pair-level error: in contact in one result only (2013 §4.3's "wrongly detected pairs").
+        let ours = contacts.iter().any(|c| c.t >= 0.0);
+        e.erroneous_pairs = u64::from(ours != standard_in_contact);
+    }
+    if standard {
+        state.reference = Some(input.pos12);
+        state.steps_since_standard = 0;
+        metrics.standard_pairs = 1;
+    } else {
+        state.steps_since_standard += 1;
+        metrics.iterative_pairs = 1;
+    }
+
+    // Re-projection and reduction. Penetrating rays always; predictions within the prediction
+    // distance become speculative contacts (positive distance).
+    let candidates: Vec<_> = contacts
+        .iter()
+        .filter_map(|c| {
+            let cand = reproject(c, &input.pos12, params.reprojection);
+            if c.t >= 0.0 {
+                metrics.contact_rays += 1;
+                metrics.cumulative_ray_length += c.t as f64;
+                metrics.cumulative_depth += (-cand.dist) as f64;
+                metrics.max_depth = metrics.max_depth.max(-cand.dist);
+                Some(cand)
+            } else {
+                (cand.dist <= opts.prediction_distance).then_some(cand)
+            }
+        })
+        .collect();
+    let manifolds = reduce_manifolds(candidates, &input.pos12, params.manifold_angle);
+    metrics.manifolds = manifolds.len() as u64;
+    metrics.manifold_points = manifolds.iter().map(|m| m.points.len() as u64).sum();
+    metrics.prediction_records = state.records.iter().flatten().filter(|r| !r.in_contact).count() as u64;
+    PairResult { state, mode, manifolds, rays, metrics }
+}
+
+fn push_debug(
+    rays: &mut Option<&mut Vec<RayDebug>>,
+    dir: &Direction,
+    ray: &Ray,
+    t: f32,
+    kind: RayKind,
+    outcome: RayOutcome,
+) {
+    if let Some(rays) = rays {
+        // Shape 1's frame: identity for shape-1 rays' `from`, `from_to` maps shape 2 → shape 1.
+        let to_shape1 = if dir.from_shape2 { Pose::IDENTITY } else { dir.from_to.inverse() };
+        rays.push(RayDebug {
+            origin: to_shape1.transform_point(ray.origin),
+            end: to_shape1.transform_point(ray.at(t)),
+            kind,
+            outcome,
+        });
+    }
+}
+
+fn contact_of(dir: &Direction, v: u32, ray: &Ray, triangle: u32, t: f32, normal: Vec3) -> RayContact {
+    RayContact { from_shape2: dir.from_shape2, vertex: v, triangle, origin: ray.origin, dir: ray.dir, t, normal }
+}
+
+/// Standard tracing of one direction: every candidate vertex, both sides of the line at once.
+fn standard_direction(
+    dir: &Direction,
+    params: &RtcdParams,
+    metrics: &mut StepMetrics,
+    mut rays: Option<&mut Vec<RayDebug>>,
+) -> DirectionOutcome {
+    let mut out = DirectionOutcome::default();
+    let region = dir.candidate_region(params.distance_extension);
+    if region.is_empty() {
+        return out;
+    }
+    let back = if params.prediction { params.culling_dist } else { 0.0 };
+    let exits = dir.from.exit_distances();
+    for (v, p) in dir.from.positions().iter().enumerate() {
+        if !region.contains(*p) {
+            continue;
+        }
+        let v = v as u32;
+        let ray = dir.ray(v);
+        let hits = params.tracer.trace_line(dir.to, &ray, back, exits[v as usize], NO_SKIP);
+        metrics.standard_rays += 1;
+        match (hits.forward, hits.backward) {
+            // Hermann Alg. 1: the first hit faces away from the ray (hit from inside the other body)
+            // and comes before the ray leaves its own body (`fwd` = exit distance).
+            (Some(h), _) if h.from_inside => {
+                out.contacts.push(contact_of(dir, v, &ray, h.triangle, h.t, h.normal));
+                out.records.push(RayRecord { vertex: v, triangle: h.triangle, in_contact: true });
+                push_debug(&mut rays, dir, &ray, h.t, RayKind::Standard, RayOutcome::Contact);
+            }
+            // Not in collision: the opposite ray's hit on the other body's outside, within
+            // `culling_dist`, is kept as a prediction (2014 §3.1).
+            (_, Some(b)) if b.from_inside => {
+                out.contacts.push(contact_of(dir, v, &ray, b.triangle, b.t, b.normal));
+                out.records.push(RayRecord { vertex: v, triangle: b.triangle, in_contact: false });
+                push_debug(&mut rays, dir, &ray, b.t, RayKind::Standard, RayOutcome::Prediction);
+            }
+            (f, _) => {
+                let t = f.map_or(0.0, |h| h.t);
+                push_debug(&mut rays, dir, &ray, t, RayKind::Standard, RayOutcome::Rejected);
+            }
+        }
+    }
+    out
+}
+
+/// Iterative tracing of one direction: walks from last step's records only (2013 §3.4: vertices
+/// entering contact between standard steps are found by predictions, or at the next standard step).
+fn iterative_direction(
+    dir: &Direction,
+    records: &[RayRecord],
+    params: &RtcdParams,
+    metrics: &mut StepMetrics,
+    mut rays: Option<&mut Vec<RayDebug>>,
+) -> DirectionOutcome {
+    let mut out = DirectionOutcome { contacts: Vec::new(), records: Vec::with_capacity(records.len()) };
+    let exits = dir.from.exit_distances();
+    for r in records {
+        let ray = dir.ray(r.vertex);
+        let kind = if r.in_contact { RayKind::Iterative } else { RayKind::Predictive };
+        match kind {
+            RayKind::Predictive => metrics.predictive_rays += 1,
+            _ => metrics.iterative_rays += 1,
+        }
+        let w = walk(dir.to, &ray, r.triangle, params.max_it);
+        metrics.walk_steps += w.steps as u64;
+        match w.outcome {
+            WalkOutcome::Hit(h) if h.from_inside && h.t <= exits[r.vertex as usize] => {
+                metrics.iterative_hits += 1;
+                out.contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
+                out.records.push(RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: true });
+                push_debug(&mut rays, dir, &ray, h.t, kind, RayOutcome::Contact);
+            }
+            WalkOutcome::Prediction(h) if params.prediction && h.from_inside && -h.t <= params.culling_dist => {
+                out.contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
+                out.records.push(RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: false });
+                push_debug(&mut rays, dir, &ray, h.t, kind, RayOutcome::Prediction);
+            }
+            WalkOutcome::Hit(h) | WalkOutcome::Prediction(h) => {
+                push_debug(&mut rays, dir, &ray, h.t, kind, RayOutcome::Rejected);
+            }
+            WalkOutcome::Miss => push_debug(&mut rays, dir, &ray, 0.0, kind, RayOutcome::Rejected),
+        }
+    }
+    out
+}
+
+/// Compares this step's contacts of one direction with a full standard trace (no prediction).
+/// Also says whether the standard trace found any contact.
+fn compare_with_standard(dir: &Direction, params: &RtcdParams, ours: &[RayContact]) -> (ErrorMetrics, bool) {
+    let mut reference = RtcdParams { prediction: false, ..*params };
+    reference.iterative = false;
+    let mut scratch = StepMetrics::default();
+    let theirs = standard_direction(dir, &reference, &mut scratch, None);
+    let depth = |c: &RayContact| c.t * c.dir.dot(c.normal);
+    let theirs: HashMap<u32, &RayContact> = theirs.contacts.iter().filter(|c| c.t >= 0.0).map(|c| (c.vertex, c)).collect();
+    let ours: HashMap<u32, &RayContact> = ours.iter().filter(|c| c.t >= 0.0).map(|c| (c.vertex, c)).collect();
+    let mut e = ErrorMetrics::default();
+    for (v, s) in &theirs {
+        e.compared_rays += 1;
+        match ours.get(v) {
+            None => {
+                e.erroneous_rays += 1;
+                e.late_contacts += 1;
+            }
+            Some(o) => {
+                if o.triangle != s.triangle && (depth(o) - depth(s)).abs() > ERROR_DEPTH_TOLERANCE {
+                    e.erroneous_rays += 1;
+                }
+            }
+        }
+    }
+    for v in ours.keys() {
+        if !theirs.contains_key(v) {
+            e.compared_rays += 1;
+            e.erroneous_rays += 1;
+        }
+    }
+    (e, !theirs.is_empty())
+}

@@ -1,0 +1,65 @@
+//! # rtcd: ray-traced collision detection for rigid triangle meshes
+//!
+//! The CPU reference implementation of the narrow phase that `bevy_rtcd` runs on the GPU. It follows
+//! three papers (see `../shared/papers/`):
+//!
+//! - Hermann, Faure, Raffin 2008, *Ray-traced collision detection for deformable bodies*: a ray from
+//!   every surface vertex along its inward normal; a contact when the first hit on the other body is
+//!   an inward-facing triangle and the ray does not leave its own body first (Alg. 1, Fig. 4).
+//! - Lehericey, Gouranton, Arnaldi 2013 (IRTCD): per-ray records of the hit triangle, the iterative
+//!   walk over triangle adjacency (Alg. 1) with the closest-edge choice (Alg. 2), `max_it` (Eq. 1)
+//!   and the displacement criterion that switches between iterative and standard tracing (Eq. 2).
+//! - Lehericey et al. 2014: predictive rays (Alg. 1 lines 6-7, `culling_dist`, `distance_extension`)
+//!   and ray re-projection onto the hit normal (§3.2).
+//!
+//! The crate has no Bevy and no GPU dependency. Everything is `f32`, as on the GPU.
+//!
+//! ```
+//! use rtcd::{shapes, NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions};
+//! use glam::Vec3;
+//!
+//! let (v, i) = shapes::cuboid(Vec3::splat(0.5));
+//! let cube = RtcdMesh::new("cube", &v, &i).unwrap();
+//! let (v, i) = shapes::cuboid(Vec3::new(5.0, 0.5, 5.0));
+//! let ground = RtcdMesh::new("ground", &v, &i).unwrap();
+//!
+//! let params = RtcdParams::from_meshes(&[&cube, &ground]);
+//! let mut narrow_phase = NarrowPhase::new(params).unwrap();
+//! // The cube sits 0.1 deep in the ground's top face (y = 0.5).
+//! let pair = PairInput::from_world(
+//!     PairKey::new(1, 2),
+//!     &cube, Pose::from_translation(Vec3::new(0.0, 0.9, 0.0)),
+//!     &ground, Pose::IDENTITY,
+//! );
+//! let out = narrow_phase.step(&[pair], &StepOptions::default());
+//! let deepest = out.pairs[0].manifolds[0].points[0].dist;
+//! assert!((deepest + 0.1).abs() < 1e-5);
+//! ```
+#![warn(missing_docs)]
+
+pub mod aabb;
+pub mod bvh;
+pub mod contact;
+pub mod detect;
+pub mod error;
+pub mod mesh;
+pub mod metrics;
+pub mod narrow_phase;
+pub mod params;
+pub mod pose;
+pub mod ray;
+pub mod shapes;
+pub mod trace;
+
+pub use aabb::Aabb;
+pub use contact::{ContactManifold, ContactPoint, FeatureId};
+pub use detect::{PairState, RayKind, RayRecord};
+pub use error::{MeshError, PairError};
+pub use mesh::{MeshReport, RtcdMesh};
+pub use metrics::StepMetrics;
+pub use narrow_phase::{NarrowPhase, PairInput, PairKey, PairOutput, StepMode, StepOptions, StepOutput};
+pub use params::{RtcdParams, TracerKind};
+pub use pose::Pose;
+
+/// Re-export of the math library (`glam`, the same version Bevy uses).
+pub use glam;

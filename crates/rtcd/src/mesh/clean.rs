@@ -1,0 +1,249 @@
+//! Input validation and repair: the steps between raw user data and an [`RtcdMesh`](super::RtcdMesh).
+//!
+//! In order: shape checks (empty, index count, NaN/inf, index range), welding of duplicate vertices,
+//! dropping of degenerate and repeated triangles (counted; rejected past
+//! [`MAX_DEGENERATE_SHARE`](super::MAX_DEGENERATE_SHARE)), the non-manifold check, winding repair by
+//! orientation propagation, and flipping of inside-out closed components (negative signed volume).
+
+use std::collections::{HashMap, VecDeque};
+
+use glam::Vec3;
+
+use super::{MAX_DEGENERATE_SHARE, MeshReport};
+use crate::error::MeshError;
+
+/// Vertices closer than this fraction of the bounding-box diagonal are welded.
+pub const WELD_TOLERANCE: f32 = 1e-6;
+
+/// The cleaned surface: welded positions and consistently wound triangles.
+pub(crate) struct Cleaned {
+    pub positions: Vec<Vec3>,
+    pub triangles: Vec<[u32; 3]>,
+    pub report: MeshReport,
+}
+
+pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<Cleaned, MeshError> {
+    let mesh = || name.to_string();
+    if positions.is_empty() || indices.is_empty() {
+        return Err(MeshError::Empty { mesh: mesh(), vertices: positions.len(), triangles: indices.len() / 3 });
+    }
+    if indices.len() % 3 != 0 {
+        return Err(MeshError::IndexCount { mesh: mesh(), count: indices.len() });
+    }
+    if let Some(i) = positions.iter().position(|p| !p.is_finite()) {
+        return Err(MeshError::NonFinite { mesh: mesh(), vertex: i, position: positions[i].to_array() });
+    }
+    if let Some(k) = indices.iter().position(|&i| i as usize >= positions.len()) {
+        return Err(MeshError::IndexOutOfRange {
+            mesh: mesh(),
+            triangle: k / 3,
+            index: indices[k],
+            vertex_count: positions.len(),
+        });
+    }
+    let input_triangles = indices.len() / 3;
+    let mut report = MeshReport { input_vertices: positions.len(), input_triangles, ..Default::default() };
+
+    // Weld duplicate vertices (only those some triangle uses).
+    let diag = {
+        let b = crate::Aabb::from_points(positions.iter());
+        b.extents().length()
+    };
+    let tol = (diag * WELD_TOLERANCE).max(f32::MIN_POSITIVE);
+    let mut used = vec![false; positions.len()];
+    for &i in indices {
+        used[i as usize] = true;
+    }
+    let mut remap = vec![u32::MAX; positions.len()];
+    let mut welded: Vec<Vec3> = Vec::new();
+    let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
+    let cell = |p: Vec3| -> [i64; 3] {
+        let q = (p / tol).floor();
+        [q.x as i64, q.y as i64, q.z as i64]
+    };
+    for (i, p) in positions.iter().enumerate() {
+        if !used[i] {
+            report.unused_vertices += 1;
+            continue;
+        }
+        let c = cell(*p);
+        let mut found = None;
+        'search: for dx in -1..=1 {
+            for dy in -1..=1 {
+                for dz in -1..=1 {
+                    if let Some(list) = grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) {
+                        for &j in list {
+                            if welded[j as usize].distance(*p) <= tol {
+                                found = Some(j);
+                                break 'search;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let j = found.unwrap_or_else(|| {
+            let j = welded.len() as u32;
+            welded.push(*p);
+            grid.entry(c).or_default().push(j);
+            j
+        });
+        if found.is_some() {
+            report.merged_vertices += 1;
+        }
+        remap[i] = j;
+    }
+
+    // Drop degenerate and repeated triangles; keep each kept triangle's input index for messages.
+    let area_eps = (diag * diag) * 1e-12;
+    let mut triangles: Vec<[u32; 3]> = Vec::with_capacity(input_triangles);
+    let mut origin: Vec<usize> = Vec::with_capacity(input_triangles);
+    let mut seen: HashMap<[u32; 3], usize> = HashMap::new();
+    let mut first_degenerate = None;
+    for (k, t) in indices.chunks_exact(3).enumerate() {
+        let t = [remap[t[0] as usize], remap[t[1] as usize], remap[t[2] as usize]];
+        let [a, b, c] = t.map(|i| welded[i as usize]);
+        if t[0] == t[1] || t[1] == t[2] || t[2] == t[0] || (b - a).cross(c - a).length() <= area_eps {
+            report.degenerate_triangles += 1;
+            first_degenerate.get_or_insert(k);
+            continue;
+        }
+        let mut key = t;
+        key.sort_unstable();
+        if seen.insert(key, k).is_some() {
+            report.duplicate_triangles += 1;
+            continue;
+        }
+        triangles.push(t);
+        origin.push(k);
+    }
+    let max_degenerate = (MAX_DEGENERATE_SHARE * input_triangles as f32).floor() as usize;
+    if report.degenerate_triangles > max_degenerate {
+        return Err(MeshError::TooManyDegenerate {
+            mesh: mesh(),
+            degenerate: report.degenerate_triangles,
+            total: input_triangles,
+            first: first_degenerate.unwrap_or(0),
+            max_percent: MAX_DEGENERATE_SHARE * 100.0,
+        });
+    }
+    if triangles.is_empty() {
+        return Err(MeshError::Empty { mesh: mesh(), vertices: welded.len(), triangles: 0 });
+    }
+
+    // Edge map and the manifold check.
+    let edges = edge_map(&triangles);
+    for (&(a, b), list) in &edges {
+        if list.len() > 2 {
+            let tri = |i: usize| list.get(i).map(|&(t, _)| origin[t as usize]).unwrap_or(usize::MAX);
+            return Err(MeshError::NonManifoldEdge {
+                mesh: mesh(),
+                a,
+                b,
+                count: list.len(),
+                triangles: [tri(0), tri(1), tri(2)],
+            });
+        }
+    }
+    report.boundary_edges = edges.values().filter(|l| l.len() == 1).count();
+
+    // Orientation propagation over each connected component.
+    let n = triangles.len();
+    let mut flip = vec![false; n];
+    let mut component = vec![u32::MAX; n];
+    let mut components: Vec<Vec<u32>> = Vec::new();
+    for seed in 0..n {
+        if component[seed] != u32::MAX {
+            continue;
+        }
+        let cid = components.len() as u32;
+        let mut members = vec![seed as u32];
+        component[seed] = cid;
+        let mut queue = VecDeque::from([seed as u32]);
+        while let Some(t) = queue.pop_front() {
+            let tri = triangles[t as usize];
+            for k in 0..3 {
+                let (a, b) = (tri[k], tri[(k + 1) % 3]);
+                // Direction of this edge in t after t's own flip.
+                let forward_t = !flip[t as usize];
+                for &(o, ok) in &edges[&(a.min(b), a.max(b))] {
+                    if o == t {
+                        continue;
+                    }
+                    let otri = triangles[o as usize];
+                    let same_raw = otri[ok as usize] == a; // o walks the edge a -> b as written
+                    // Consistent when the two walk the shared edge in opposite directions.
+                    let o_forward_needed = if same_raw { !forward_t } else { forward_t };
+                    let o_flip_needed = !o_forward_needed;
+                    if component[o as usize] == u32::MAX {
+                        component[o as usize] = cid;
+                        flip[o as usize] = o_flip_needed;
+                        members.push(o);
+                        queue.push_back(o);
+                    } else if flip[o as usize] != o_flip_needed {
+                        return Err(MeshError::NonOrientable { mesh: mesh(), triangle: origin[o as usize] });
+                    }
+                }
+            }
+        }
+        // Prefer the orientation that agrees with most of the input, so the count is the repair made.
+        let flipped = members.iter().filter(|&&t| flip[t as usize]).count();
+        if 2 * flipped > members.len() {
+            for &t in &members {
+                flip[t as usize] = !flip[t as usize];
+            }
+        }
+        components.push(members);
+    }
+    for (t, f) in triangles.iter_mut().zip(&flip) {
+        if *f {
+            t.swap(1, 2);
+            report.rewound_triangles += 1;
+        }
+    }
+
+    // Inside-out closed components: negative signed volume.
+    let closed_component = {
+        let mut closed = vec![true; components.len()];
+        for list in edges.values() {
+            if list.len() == 1 {
+                closed[component[list[0].0 as usize] as usize] = false;
+            }
+        }
+        closed
+    };
+    for (cid, members) in components.iter().enumerate() {
+        if !closed_component[cid] {
+            continue;
+        }
+        let volume: f32 = members.iter().map(|&t| signed_volume(&welded, triangles[t as usize])).sum();
+        if volume < 0.0 {
+            for &t in members {
+                triangles[t as usize].swap(1, 2);
+            }
+            report.inside_out_components += 1;
+        }
+    }
+    report.components = components.len();
+    report.closed = report.boundary_edges == 0;
+    Ok(Cleaned { positions: welded, triangles, report })
+}
+
+/// Six times the signed volume of the tetrahedron (origin, a, b, c), divided by 6.
+pub(crate) fn signed_volume(p: &[Vec3], t: [u32; 3]) -> f32 {
+    let [a, b, c] = t.map(|i| p[i as usize]);
+    a.dot(b.cross(c)) / 6.0
+}
+
+/// Undirected edge `(min, max)` → triangles on it with the local edge index `k` (edge `k` runs from
+/// corner `k` to corner `(k + 1) % 3`).
+pub(crate) fn edge_map(triangles: &[[u32; 3]]) -> HashMap<(u32, u32), Vec<(u32, u8)>> {
+    let mut edges: HashMap<(u32, u32), Vec<(u32, u8)>> = HashMap::with_capacity(triangles.len() * 3 / 2);
+    for (t, tri) in triangles.iter().enumerate() {
+        for k in 0..3 {
+            let (a, b) = (tri[k], tri[(k + 1) % 3]);
+            edges.entry((a.min(b), a.max(b))).or_default().push((t as u32, k as u8));
+        }
+    }
+    edges
+}

@@ -1,0 +1,233 @@
+//! The narrow phase over many pairs at once, in parallel with rayon, with per-pair iterative state
+//! kept between steps and freed for pairs that leave.
+
+use std::{
+    collections::{HashMap, HashSet},
+    fmt,
+    time::Instant,
+};
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use crate::{
+    contact::ContactManifold,
+    detect::{PairState, RayKind, pair::detect_pair},
+    error::PairError,
+    mesh::RtcdMesh,
+    metrics::StepMetrics,
+    params::{ParamsError, RtcdParams},
+    pose::Pose,
+};
+
+/// Identifies a pair across steps: two caller-chosen body ids, ordered (`(a, b)` and `(b, a)` are
+/// different pairs; shape 1 is `a`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PairKey {
+    /// Id of shape 1's body.
+    pub a: u64,
+    /// Id of shape 2's body.
+    pub b: u64,
+}
+
+impl PairKey {
+    /// A key from two body ids.
+    pub fn new(a: u64, b: u64) -> Self {
+        Self { a, b }
+    }
+}
+
+impl fmt::Display for PairKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({}, {})", self.a, self.b)
+    }
+}
+
+/// One candidate pair for a step (from the broad phase).
+#[derive(Clone, Copy, Debug)]
+pub struct PairInput<'a> {
+    /// The pair's identity across steps.
+    pub key: PairKey,
+    /// Shape 1's mesh.
+    pub mesh1: &'a RtcdMesh,
+    /// Shape 2's mesh.
+    pub mesh2: &'a RtcdMesh,
+    /// Shape 2's pose in shape 1's frame (parry's `pos12`).
+    pub pos12: Pose,
+}
+
+impl<'a> PairInput<'a> {
+    /// A pair from its relative pose.
+    pub fn new(key: PairKey, mesh1: &'a RtcdMesh, mesh2: &'a RtcdMesh, pos12: Pose) -> Self {
+        Self { key, mesh1, mesh2, pos12 }
+    }
+
+    /// A pair from the two world poses.
+    pub fn from_world(key: PairKey, mesh1: &'a RtcdMesh, pose1: Pose, mesh2: &'a RtcdMesh, pose2: Pose) -> Self {
+        Self { key, mesh1, mesh2, pos12: pose1.inv_mul(&pose2) }
+    }
+}
+
+/// Options of one step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepOptions {
+    /// Predictions closer than this become speculative contacts (positive distance), as Rapier's
+    /// `prediction` distance asks. 0 keeps only penetrating contacts.
+    pub prediction_distance: f32,
+    /// Return every ray cast (for the debug overlay).
+    pub record_rays: bool,
+    /// Compare with a full standard trace and fill [`StepMetrics::errors`] (costs a standard trace).
+    pub measure_errors: bool,
+    /// Trace every pair with the standard tracer this step, whatever the displacement.
+    pub force_standard: bool,
+}
+
+/// Which tracer a pair used this step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum StepMode {
+    /// Standard tracing from every candidate vertex (first step of a pair, or displacement above
+    /// the threshold, or iterative tracing off).
+    #[default]
+    Standard,
+    /// The iterative walk from last step's records.
+    Iterative,
+}
+
+/// What became of a ray (debug overlay).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RayOutcome {
+    /// A valid contact.
+    Contact,
+    /// Kept as a prediction.
+    Prediction,
+    /// Rejected by Hermann's tests, missed, or culled.
+    Rejected,
+}
+
+/// One ray cast, in shape 1's frame (debug overlay).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RayDebug {
+    /// The vertex it starts from.
+    pub origin: Vec3,
+    /// Where it hit (or the origin, for a miss).
+    pub end: Vec3,
+    /// How it was traced.
+    pub kind: RayKind,
+    /// What became of it.
+    pub outcome: RayOutcome,
+}
+
+/// One pair's result.
+#[derive(Clone, Debug, Default)]
+pub struct PairOutput {
+    /// The pair.
+    pub key: PairKey,
+    /// Tracer used.
+    pub mode: StepMode,
+    /// Manifolds, deepest first (empty when not in contact).
+    pub manifolds: Vec<ContactManifold>,
+    /// Rays cast, when [`StepOptions::record_rays`] is set.
+    pub rays: Vec<RayDebug>,
+    /// Why the pair was skipped, if it was.
+    pub error: Option<PairError>,
+}
+
+/// A step's results, one [`PairOutput`] per input pair in input order.
+#[derive(Clone, Debug, Default)]
+pub struct StepOutput {
+    /// Per pair, in input order.
+    pub pairs: Vec<PairOutput>,
+    /// Figures of the step.
+    pub metrics: StepMetrics,
+}
+
+/// The CPU narrow phase: call [`NarrowPhase::step`] once per simulation step with the candidate pairs.
+#[derive(Clone, Debug)]
+pub struct NarrowPhase {
+    params: RtcdParams,
+    states: HashMap<PairKey, PairState>,
+}
+
+impl NarrowPhase {
+    /// A narrow phase with these parameters (checked with [`RtcdParams::validate`]).
+    pub fn new(params: RtcdParams) -> Result<Self, ParamsError> {
+        params.validate()?;
+        Ok(Self { params, states: HashMap::new() })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &RtcdParams {
+        &self.params
+    }
+
+    /// Changes the parameters. Pair states are kept; the next step of each pair is a standard trace.
+    pub fn set_params(&mut self, params: RtcdParams) -> Result<(), ParamsError> {
+        params.validate()?;
+        self.params = params;
+        for s in self.states.values_mut() {
+            s.reference = None;
+        }
+        Ok(())
+    }
+
+    /// The state kept for a pair, if any.
+    pub fn pair_state(&self, key: &PairKey) -> Option<&PairState> {
+        self.states.get(key)
+    }
+
+    /// Number of pairs with state.
+    pub fn pair_count(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Forgets every pair.
+    pub fn clear(&mut self) {
+        self.states.clear();
+    }
+
+    /// Runs one step over `pairs`. Pairs absent from `pairs` lose their state; a pair with an error
+    /// gets an empty output with [`PairOutput::error`] set and loses its state; nothing panics.
+    pub fn step(&mut self, pairs: &[PairInput], opts: &StepOptions) -> StepOutput {
+        let start = Instant::now();
+        let mut outputs: Vec<PairOutput> =
+            pairs.iter().map(|p| PairOutput { key: p.key, ..Default::default() }).collect();
+        let mut seen = HashSet::with_capacity(pairs.len());
+        let mut jobs = Vec::with_capacity(pairs.len());
+        for (i, p) in pairs.iter().enumerate() {
+            let key = p.key;
+            let error = if key.a == key.b {
+                Some(PairError::SelfPair { key })
+            } else if !seen.insert(key) {
+                Some(PairError::DuplicatePair { key })
+            } else if !p.pos12.is_valid() {
+                Some(PairError::InvalidPose { key, pose: format!("{:?}", p.pos12) })
+            } else {
+                None
+            };
+            match error {
+                Some(e) => outputs[i].error = Some(e),
+                None => jobs.push((i, self.states.remove(&key))),
+            }
+        }
+        let params = self.params;
+        let results: Vec<_> = jobs
+            .into_par_iter()
+            .with_min_len(4)
+            .map(|(i, state)| (i, detect_pair(&pairs[i], state, &params, opts)))
+            .collect();
+        let mut metrics = StepMetrics { freed_pairs: self.states.len(), ..Default::default() };
+        metrics.failed_pairs = outputs.iter().filter(|o| o.error.is_some()).count();
+        let mut states = HashMap::with_capacity(results.len());
+        for (i, r) in results {
+            metrics.add(&r.metrics);
+            states.insert(pairs[i].key, r.state);
+            let o = &mut outputs[i];
+            o.mode = r.mode;
+            o.manifolds = r.manifolds;
+            o.rays = r.rays;
+        }
+        self.states = states;
+        metrics.time = start.elapsed();
+        StepOutput { pairs: outputs, metrics }
+    }
+}

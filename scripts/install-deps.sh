@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what the tests and the example need on a fresh Debian bookworm machine:
+# Mesa 25 (lavapipe, Vulkan 1.4) from bookworm-backports, the Vulkan loader, and Xvfb.
+# Idempotent: does nothing when everything is there already. Needs root (CI has it).
+set -euo pipefail
+
+need=()
+have_mesa25() {
+    local v
+    v=$(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null || true)
+    [[ -n "$v" ]] && dpkg --compare-versions "$v" ge 25 && [[ -f /usr/share/vulkan/icd.d/lvp_icd.x86_64.json || -n $(ls /usr/share/vulkan/icd.d/lvp_icd.*.json 2>/dev/null) ]]
+}
+have_mesa25 || need+=(mesa)
+for p in libvulkan1 xvfb xauth pkg-config libudev-dev libxkbcommon-x11-0 libx11-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
+done
+[[ ${#need[@]} -eq 0 ]] && exit 0
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null; then SUDO=sudo; else
+        echo "install-deps: need root to install: ${need[*]}" >&2; exit 1
+    fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+
+# Add bookworm-backports on the same mirror as the machine's bookworm entry.
+if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    mirror=$(grep -rhs -E '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/ \
+        | grep -v security | grep -oE 'https?://[^ ]+/debian/?' | head -n1 || true)
+    mirror=${mirror:-http://deb.debian.org/debian}
+    echo "install-deps: adding bookworm-backports from $mirror"
+    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+        "$mirror" | $SUDO tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
+fi
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1
+$SUDO apt-get install -y -qq xvfb xauth pkg-config libudev-dev libxkbcommon-x11-0 libx11-dev
