@@ -1,18 +1,18 @@
 //! The narrow phase over many pairs at once, in parallel with rayon, with per-pair iterative state
 //! kept between steps and freed for pairs that leave.
 
-use std::{
-    collections::{HashMap, HashSet},
-    fmt,
-    time::Instant,
-};
+use std::{fmt, time::Instant};
 
 use glam::Vec3;
 use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
-    contact::ContactManifold,
-    detect::{PairState, RayKind, pair::detect_pair},
+    contact::{ContactCandidate, ContactManifold},
+    detect::{
+        PairState, RayKind,
+        pair::{Scratch, detect_pair},
+    },
     error::PairError,
     mesh::RtcdMesh,
     metrics::StepMetrics,
@@ -76,6 +76,8 @@ pub struct StepOptions {
     pub prediction_distance: f32,
     /// Return every ray cast (for the debug overlay).
     pub record_rays: bool,
+    /// Also return every contact before manifold reduction ([`PairOutput::contacts`]).
+    pub keep_contacts: bool,
     /// Compare with a full standard trace and fill [`StepMetrics::errors`] (costs a standard trace).
     pub measure_errors: bool,
     /// Trace every pair with the standard tracer this step, whatever the displacement.
@@ -128,6 +130,8 @@ pub struct PairOutput {
     pub manifolds: Vec<ContactManifold>,
     /// Rays cast, when [`StepOptions::record_rays`] is set.
     pub rays: Vec<RayDebug>,
+    /// Every contact before reduction (shape 1's frame), when [`StepOptions::keep_contacts`] is set.
+    pub contacts: Vec<ContactCandidate>,
     /// Why the pair was skipped, if it was.
     pub error: Option<PairError>,
 }
@@ -145,14 +149,14 @@ pub struct StepOutput {
 #[derive(Clone, Debug)]
 pub struct NarrowPhase {
     params: RtcdParams,
-    states: HashMap<PairKey, PairState>,
+    states: FxHashMap<PairKey, PairState>,
 }
 
 impl NarrowPhase {
     /// A narrow phase with these parameters (checked with [`RtcdParams::validate`]).
     pub fn new(params: RtcdParams) -> Result<Self, ParamsError> {
         params.validate()?;
-        Ok(Self { params, states: HashMap::new() })
+        Ok(Self { params, states: FxHashMap::default() })
     }
 
     /// The parameters.
@@ -191,7 +195,7 @@ impl NarrowPhase {
         let start = Instant::now();
         let mut outputs: Vec<PairOutput> =
             pairs.iter().map(|p| PairOutput { key: p.key, ..Default::default() }).collect();
-        let mut seen = HashSet::with_capacity(pairs.len());
+        let mut seen = FxHashSet::with_capacity_and_hasher(pairs.len(), Default::default());
         let mut jobs = Vec::with_capacity(pairs.len());
         for (i, p) in pairs.iter().enumerate() {
             let key = p.key;
@@ -212,12 +216,12 @@ impl NarrowPhase {
         let params = self.params;
         let results: Vec<_> = jobs
             .into_par_iter()
-            .with_min_len(4)
-            .map(|(i, state)| (i, detect_pair(&pairs[i], state, &params, opts)))
+            .with_min_len(8)
+            .map_init(Scratch::default, |scratch, (i, state)| (i, detect_pair(&pairs[i], state, &params, opts, scratch)))
             .collect();
         let mut metrics = StepMetrics { freed_pairs: self.states.len(), ..Default::default() };
         metrics.failed_pairs = outputs.iter().filter(|o| o.error.is_some()).count();
-        let mut states = HashMap::with_capacity(results.len());
+        let mut states = FxHashMap::with_capacity_and_hasher(results.len(), Default::default());
         for (i, r) in results {
             metrics.add(&r.metrics);
             states.insert(pairs[i].key, r.state);
@@ -225,6 +229,7 @@ impl NarrowPhase {
             o.mode = r.mode;
             o.manifolds = r.manifolds;
             o.rays = r.rays;
+            o.contacts = r.contacts;
         }
         self.states = states;
         metrics.time = start.elapsed();

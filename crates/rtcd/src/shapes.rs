@@ -188,7 +188,7 @@ pub fn tube_along(rings: u32, segments: u32, closed_loop: bool, path: impl Fn(f3
         for i in 0..m {
             let i1 = (i + 1) % m;
             let (a, b, c, d) = (j * m + i, j * m + i1, j1 * m + i, j1 * m + i1);
-            idx.extend_from_slice(&[a, c, d, a, d, b]);
+            idx.extend_from_slice(&[a, d, c, a, b, d]);
         }
     }
     if !closed_loop {
@@ -197,7 +197,7 @@ pub fn tube_along(rings: u32, segments: u32, closed_loop: bool, path: impl Fn(f3
             v.push(c);
             for i in 0..m {
                 let (a, b) = (j * m + i, j * m + (i + 1) % m);
-                if j == 0 { idx.extend_from_slice(&[center, a, b]) } else { idx.extend_from_slice(&[center, b, a]) }
+                if j == 0 { idx.extend_from_slice(&[center, b, a]) } else { idx.extend_from_slice(&[center, a, b]) }
             }
         }
     }
@@ -324,4 +324,71 @@ fn ear_clip(poly: &[(f32, f32)]) -> Vec<[u32; 3]> {
 /// Rotates and translates mesh data (e.g. to place a shape in a scene).
 pub fn transformed((v, i): MeshData, rotation: Quat, translation: Vec3) -> MeshData {
     (v.into_iter().map(|p| rotation * p + translation).collect(), i)
+}
+
+/// A helix (a coil spring) tube with flat caps: `turns` turns of `coil_radius`, rising `pitch` per
+/// turn.
+pub fn coil(coil_radius: f32, pitch: f32, turns: f32, tube_radius: f32, rings: u32, segments: u32) -> MeshData {
+    let height = pitch * turns;
+    let pos = move |s: f32| {
+        let a = TAU * turns * s;
+        Vec3::new(coil_radius * a.cos(), height * (s - 0.5), coil_radius * a.sin())
+    };
+    tube_along(rings, segments, false, move |s| {
+        let h = 1e-3;
+        (pos(s), pos(s + h) - pos(s - h), tube_radius)
+    })
+}
+
+/// One mesh of `assets/meshes/`: its file stem, how it is made, and its data.
+pub struct AssetSpec {
+    /// File stem (`assets/meshes/{name}.obj`).
+    pub name: &'static str,
+    /// One line on how it is made.
+    pub recipe: &'static str,
+    /// Positions and indices.
+    pub data: MeshData,
+}
+
+/// The concave meshes the examples, tests and benchmarks load from `assets/meshes/`, about the size
+/// of the IRTCD papers' (~450 vertices / ~900 triangles, and 2,130 / 3,456 / 3,458 triangles for the
+/// second scene), all about one unit across. `cargo run -p rtcd --example gen_assets` writes them.
+pub fn asset_catalog() -> Vec<AssetSpec> {
+    vec![
+        AssetSpec {
+            name: "torus_900",
+            recipe: "torus, major radius 0.35, minor 0.15, 30 x 15 segments",
+            data: torus(0.35, 0.15, 30, 15),
+        },
+        AssetSpec {
+            name: "blob_900",
+            recipe: "star-shaped blob, radius 0.5, 7 lobes, amplitude 0.35, seed 1, UV 30 x 16",
+            data: star_blob(0.5, 30, 16, 7, 0.35, 1),
+        },
+        AssetSpec {
+            name: "bent_tube_896",
+            recipe: "tube of radius 0.12 bent along a 240 degree arc of radius 0.4, 28 rings x 16, capped",
+            data: bent_tube(0.4, 0.12, 240f32.to_radians(), 28, 16),
+        },
+        AssetSpec {
+            name: "blob_2130",
+            recipe: "star-shaped blob, radius 0.5, 9 lobes, amplitude 0.4, seed 2, UV 71 x 16",
+            data: star_blob(0.5, 71, 16, 9, 0.4, 2),
+        },
+        AssetSpec {
+            name: "knot_3456",
+            recipe: "(2,3) torus knot, scale 0.15, tube radius 0.07, 144 rings x 12",
+            data: torus_knot(2, 3, 0.15, 0.07, 144, 12),
+        },
+        AssetSpec {
+            name: "coil_3458",
+            recipe: "coil spring, radius 0.35, pitch 0.25, 3 turns, tube radius 0.08, 133 rings x 13, capped",
+            data: coil(0.35, 0.25, 3.0, 0.08, 133, 13),
+        },
+        AssetSpec {
+            name: "u_bracket",
+            recipe: "U bracket, 1.0 wide, 0.8 high, walls 0.2 thick, 0.5 deep",
+            data: u_bracket(1.0, 0.8, 0.2, 0.5),
+        },
+    ]
 }

@@ -2,76 +2,127 @@
 //! deepest point plus the extremes of the contact patch (the usual reduction of Bullet and
 //! Rapier; the 2014 paper's "contact-points reduction").
 
+use arrayvec::ArrayVec;
 use glam::Vec3;
 
 use super::{ContactCandidate, ContactManifold, ContactPoint, MAX_MANIFOLD_POINTS};
 use crate::pose::Pose;
 
-/// Groups `candidates` (shape 1's frame) by normal: a candidate joins the first manifold whose normal
-/// is within `max_angle` of its own, else starts one. Each manifold keeps its deepest point, the point
-/// farthest from it, the point farthest from the line through those two, and the point farthest on
-/// the other side of that line. Manifolds come deepest first; points deepest first.
-pub fn reduce_manifolds(mut candidates: Vec<ContactCandidate>, pos12: &Pose, max_angle: f32) -> Vec<ContactManifold> {
-    let cos_max = max_angle.cos();
-    candidates.sort_by(|a, b| a.dist.total_cmp(&b.dist));
-    let mut groups: Vec<(Vec3, Vec<ContactCandidate>)> = Vec::new();
-    for c in candidates {
-        match groups.iter_mut().find(|(n, _)| n.dot(c.n1) >= cos_max) {
-            Some((_, g)) => g.push(c),
-            None => groups.push((c.n1, vec![c])),
-        }
+/// Reusable buffers for [`reduce_manifolds_with`]: no allocation per call once warm.
+#[derive(Clone, Debug, Default)]
+pub struct ReduceScratch {
+    group_of: Vec<u32>,
+    members: Vec<u32>,
+}
+
+const UNASSIGNED: u32 = u32::MAX;
+
+/// Groups `candidates` (shape 1's frame) by normal and keeps at most four points per group.
+///
+/// Candidates are sorted deepest first; the deepest unassigned one seeds a manifold, and every
+/// unassigned candidate whose normal is within `max_angle` of the seed's joins it. Each manifold keeps
+/// its deepest point, the point farthest from it, the point farthest from the line through those two,
+/// and the point farthest on the other side of that line. Manifolds come deepest first; points deepest
+/// first. The manifold normal is its deepest point's.
+pub fn reduce_manifolds(candidates: &mut [ContactCandidate], pos12: &Pose, max_angle: f32) -> Vec<ContactManifold> {
+    let mut out = Vec::new();
+    reduce_manifolds_with(candidates, pos12, max_angle, &mut ReduceScratch::default(), &mut out);
+    out
+}
+
+/// [`reduce_manifolds`] with caller-owned buffers, appending to `out`.
+pub fn reduce_manifolds_with(
+    candidates: &mut [ContactCandidate],
+    pos12: &Pose,
+    max_angle: f32,
+    scratch: &mut ReduceScratch,
+    out: &mut Vec<ContactManifold>,
+) {
+    if candidates.is_empty() {
+        return;
     }
+    let cos_max = max_angle.cos();
+    candidates.sort_unstable_by(|a, b| a.dist.total_cmp(&b.dist).then_with(|| fid_key(a).cmp(&fid_key(b))));
+    scratch.group_of.clear();
+    scratch.group_of.resize(candidates.len(), UNASSIGNED);
     let inv12 = pos12.inverse();
-    groups
-        .into_iter()
-        .map(|(n1, g)| {
-            let chosen = select_points(&g, n1);
-            ContactManifold {
-                local_n1: n1,
-                local_n2: inv12.transform_vector(-n1),
-                points: chosen
-                    .into_iter()
-                    .map(|c| ContactPoint {
+    let mut group = 0u32;
+    for seed in 0..candidates.len() {
+        if scratch.group_of[seed] != UNASSIGNED {
+            continue;
+        }
+        let n1 = candidates[seed].n1;
+        scratch.members.clear();
+        for (i, c) in candidates.iter().enumerate().skip(seed) {
+            if scratch.group_of[i] == UNASSIGNED && n1.dot(c.n1) >= cos_max {
+                scratch.group_of[i] = group;
+                scratch.members.push(i as u32);
+            }
+        }
+        group += 1;
+        let chosen = select_points(candidates, &scratch.members, n1);
+        out.push(ContactManifold {
+            local_n1: n1,
+            local_n2: inv12.transform_vector(-n1),
+            points: chosen
+                .iter()
+                .map(|&i| {
+                    let c = &candidates[i as usize];
+                    ContactPoint {
                         local_p1: c.p1,
                         local_p2: inv12.transform_point(c.p2),
                         dist: c.dist,
                         fid1: c.fid1,
                         fid2: c.fid2,
-                    })
-                    .collect(),
-            }
-        })
-        .collect()
+                    }
+                })
+                .collect(),
+        });
+    }
 }
 
-/// `g` sorted deepest first. Returns at most four of them, deepest first.
-fn select_points(g: &[ContactCandidate], n: Vec3) -> Vec<ContactCandidate> {
-    if g.len() <= MAX_MANIFOLD_POINTS {
-        return g.to_vec();
+/// A total order on features, so equal depths sort the same way on every run and backend.
+fn fid_key(c: &ContactCandidate) -> (u64, u64) {
+    (c.fid1.packed(), c.fid2.packed())
+}
+
+/// `members` index `all`, deepest first. Returns at most four of them, deepest first.
+fn select_points(all: &[ContactCandidate], members: &[u32], n: Vec3) -> ArrayVec<u32, MAX_MANIFOLD_POINTS> {
+    if members.len() <= MAX_MANIFOLD_POINTS {
+        return members.iter().copied().collect();
     }
     // Work in the tangent plane.
-    let flat = |p: Vec3| p - n * p.dot(n);
-    let pts: Vec<Vec3> = g.iter().map(|c| flat(c.p1)).collect();
-    let a = 0;
-    let b = argmax(&pts, |p| p.distance_squared(pts[a]), &[a]);
-    let ab = pts[b] - pts[a];
-    let side = |p: Vec3| (p - pts[a]).cross(ab).dot(n);
-    let c = argmax(&pts, |p| side(p).abs(), &[a, b]);
-    let sc = side(pts[c]).signum();
-    let d = argmax(&pts, |p| -sc * side(p), &[a, b, c]);
-    let mut idx = vec![a, b, c, d];
+    let flat = |i: u32| {
+        let p = all[i as usize].p1;
+        p - n * p.dot(n)
+    };
+    let a = members[0];
+    let pa = flat(a);
+    let b = argmax(members, |i| flat(i).distance_squared(pa), &[a]);
+    let ab = flat(b) - pa;
+    let side = |i: u32| (flat(i) - pa).cross(ab).dot(n);
+    let c = argmax(members, |i| side(i).abs(), &[a, b]);
+    let sc = side(c).signum();
+    let d = argmax(members, |i| -sc * side(i), &[a, b, c]);
+    let mut idx: ArrayVec<u32, MAX_MANIFOLD_POINTS> = [a, b, c, d].into_iter().collect();
+    // Deepest first: members are sorted by depth, so their indices into `all` are too.
     idx.sort_unstable();
-    idx.dedup();
-    idx.into_iter().map(|i| g[i]).collect()
+    let mut dedup = ArrayVec::new();
+    for i in idx {
+        if dedup.last() != Some(&i) {
+            dedup.push(i);
+        }
+    }
+    dedup
 }
 
-fn argmax(pts: &[Vec3], score: impl Fn(Vec3) -> f32, exclude: &[usize]) -> usize {
+fn argmax(members: &[u32], score: impl Fn(u32) -> f32, exclude: &[u32]) -> u32 {
     let mut best = (f32::NEG_INFINITY, exclude[0]);
-    for (i, p) in pts.iter().enumerate() {
+    for &i in members {
         if exclude.contains(&i) {
             continue;
         }
-        let s = score(*p);
+        let s = score(i);
         if s > best.0 {
             best = (s, i);
         }
@@ -99,9 +150,9 @@ mod tests {
                 id += 1;
             }
         }
-        let m = reduce_manifolds(c, &Pose::IDENTITY, 5f32.to_radians());
+        let m = reduce_manifolds(&mut c, &Pose::IDENTITY, 5f32.to_radians());
         assert_eq!(m.len(), 1);
-        assert!(m[0].points.len() <= 4);
+        assert_eq!(m[0].points.len(), 4);
         assert_eq!(m[0].points[0].dist, -0.2);
         // The other three are patch corners.
         for p in &m[0].points[1..] {
@@ -111,12 +162,12 @@ mod tests {
 
     #[test]
     fn normals_apart_make_separate_manifolds() {
-        let c = vec![
+        let mut c = vec![
             cand(Vec3::ZERO, Vec3::NEG_Y, -0.1, 0),
             cand(Vec3::X, Vec3::new(0.0, -1.0, 0.01).normalize(), -0.1, 1),
             cand(Vec3::Z, Vec3::X, -0.05, 2),
         ];
-        let m = reduce_manifolds(c, &Pose::IDENTITY, 5f32.to_radians());
+        let m = reduce_manifolds(&mut c, &Pose::IDENTITY, 5f32.to_radians());
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].points.len(), 2);
         assert_eq!(m[1].local_n1, Vec3::X);

@@ -5,9 +5,10 @@
 mod manifold;
 mod reproject;
 
-pub use manifold::reduce_manifolds;
+pub use manifold::{ReduceScratch, reduce_manifolds, reduce_manifolds_with};
 pub use reproject::{ContactCandidate, RayContact, reproject};
 
+use arrayvec::ArrayVec;
 use glam::Vec3;
 
 /// Which feature of a mesh a contact point comes from. Stable from step to step while the same
@@ -18,6 +19,16 @@ pub enum FeatureId {
     Vertex(u32),
     /// The triangle the ray hit.
     Face(u32),
+}
+
+impl FeatureId {
+    /// A `u64` that orders and identifies the feature (kind in the high bits).
+    pub fn packed(self) -> u64 {
+        match self {
+            FeatureId::Vertex(v) => (1u64 << 32) | v as u64,
+            FeatureId::Face(f) => (3u64 << 32) | f as u64,
+        }
+    }
 }
 
 /// One contact point.
@@ -44,7 +55,7 @@ pub struct ContactManifold {
     /// `local_n1` seen from shape 2: `pos12.rotation⁻¹ * -local_n1`.
     pub local_n2: Vec3,
     /// At most [`MAX_MANIFOLD_POINTS`] points, the deepest first.
-    pub points: Vec<ContactPoint>,
+    pub points: ArrayVec<ContactPoint, MAX_MANIFOLD_POINTS>,
 }
 
 /// Most points in a manifold (what Rapier's solver takes).

@@ -9,7 +9,7 @@ use glam::Vec3;
 use super::{PairState, RayKind, RayRecord};
 use crate::{
     aabb::Aabb,
-    contact::{ContactManifold, RayContact, reduce_manifolds, reproject},
+    contact::{ContactCandidate, ContactManifold, RayContact, ReduceScratch, reduce_manifolds_with, reproject},
     mesh::RtcdMesh,
     metrics::{ERROR_DEPTH_TOLERANCE, ErrorMetrics, StepMetrics},
     narrow_phase::{PairInput, RayDebug, RayOutcome, StepMode, StepOptions},
@@ -24,7 +24,16 @@ pub(crate) struct PairResult {
     pub mode: StepMode,
     pub manifolds: Vec<ContactManifold>,
     pub rays: Vec<RayDebug>,
+    pub contacts: Vec<ContactCandidate>,
     pub metrics: StepMetrics,
+}
+
+/// Per-thread buffers reused from pair to pair, so a step allocates little beyond its output.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    contacts: Vec<RayContact>,
+    candidates: Vec<ContactCandidate>,
+    reduce: ReduceScratch,
 }
 
 /// One direction of a pair: rays from `from`'s vertices traced against `to`, in `to`'s frame.
@@ -68,18 +77,12 @@ pub fn max_displacement(reference: &Pose, current: &Pose, max_radius: f32) -> f3
     (reference.translation - current.translation).length() + reference.rotation_angle_to(current) * max_radius
 }
 
-/// What one direction produced this step.
-#[derive(Default)]
-struct DirectionOutcome {
-    contacts: Vec<RayContact>,
-    records: Vec<RayRecord>,
-}
-
 pub(crate) fn detect_pair(
     input: &PairInput,
     state: Option<PairState>,
     params: &RtcdParams,
     opts: &StepOptions,
+    scratch: &mut Scratch,
 ) -> PairResult {
     let ids = (input.mesh1.id(), input.mesh2.id());
     let mut metrics = StepMetrics { pairs: 1, ..Default::default() };
@@ -100,28 +103,28 @@ pub(crate) fn detect_pair(
     let mode = if standard { StepMode::Standard } else { StepMode::Iterative };
     let dirs = Direction::both(input);
     let mut rays = Vec::new();
-    let mut contacts = Vec::new();
+    scratch.contacts.clear();
     let mut standard_in_contact = false;
     for (d, dir) in dirs.iter().enumerate() {
-        let out = if standard {
-            standard_direction(dir, params, &mut metrics, opts.record_rays.then_some(&mut rays))
+        let first = scratch.contacts.len();
+        let records = &mut state.records[d];
+        if standard {
+            standard_direction(dir, params, &mut metrics, opts.record_rays.then_some(&mut rays), &mut scratch.contacts, records);
         } else {
-            iterative_direction(dir, &state.records[d], params, &mut metrics, opts.record_rays.then_some(&mut rays))
-        };
+            iterative_direction(dir, records, params, &mut metrics, opts.record_rays.then_some(&mut rays), &mut scratch.contacts);
+        }
         if opts.measure_errors {
-            let (e, theirs) = compare_with_standard(dir, params, &out.contacts);
+            let (e, theirs) = compare_with_standard(dir, params, &scratch.contacts[first..]);
             standard_in_contact |= theirs;
             match &mut metrics.errors {
                 Some(m) => m.add(&e),
                 None => metrics.errors = Some(e),
             }
         }
-        state.records[d] = out.records;
-        contacts.extend(out.contacts);
     }
     if let Some(e) = &mut metrics.errors {
         // Pair-level error: in contact in one result only (2013 §4.3's "wrongly detected pairs").
-        let ours = contacts.iter().any(|c| c.t >= 0.0);
+        let ours = scratch.contacts.iter().any(|c| c.t >= 0.0);
         e.erroneous_pairs = u64::from(ours != standard_in_contact);
     }
     if standard {
@@ -135,26 +138,26 @@ pub(crate) fn detect_pair(
 
     // Re-projection and reduction. Penetrating rays always; predictions within the prediction
     // distance become speculative contacts (positive distance).
-    let candidates: Vec<_> = contacts
-        .iter()
-        .filter_map(|c| {
-            let cand = reproject(c, &input.pos12, params.reprojection);
-            if c.t >= 0.0 {
-                metrics.contact_rays += 1;
-                metrics.cumulative_ray_length += c.t as f64;
-                metrics.cumulative_depth += (-cand.dist) as f64;
-                metrics.max_depth = metrics.max_depth.max(-cand.dist);
-                Some(cand)
-            } else {
-                (cand.dist <= opts.prediction_distance).then_some(cand)
-            }
-        })
-        .collect();
-    let manifolds = reduce_manifolds(candidates, &input.pos12, params.manifold_angle);
+    scratch.candidates.clear();
+    for c in &scratch.contacts {
+        let cand = reproject(c, &input.pos12, params.reprojection);
+        if c.t >= 0.0 {
+            metrics.contact_rays += 1;
+            metrics.cumulative_ray_length += c.t as f64;
+            metrics.cumulative_depth += (-cand.dist) as f64;
+            metrics.max_depth = metrics.max_depth.max(-cand.dist);
+            scratch.candidates.push(cand);
+        } else if cand.dist <= opts.prediction_distance {
+            scratch.candidates.push(cand);
+        }
+    }
+    let kept = if opts.keep_contacts { scratch.candidates.clone() } else { Vec::new() };
+    let mut manifolds = Vec::new();
+    reduce_manifolds_with(&mut scratch.candidates, &input.pos12, params.manifold_angle, &mut scratch.reduce, &mut manifolds);
     metrics.manifolds = manifolds.len() as u64;
     metrics.manifold_points = manifolds.iter().map(|m| m.points.len() as u64).sum();
     metrics.prediction_records = state.records.iter().flatten().filter(|r| !r.in_contact).count() as u64;
-    PairResult { state, mode, manifolds, rays, metrics }
+    PairResult { state, mode, manifolds, rays, contacts: kept, metrics }
 }
 
 fn push_debug(
@@ -182,16 +185,19 @@ fn contact_of(dir: &Direction, v: u32, ray: &Ray, triangle: u32, t: f32, normal:
 }
 
 /// Standard tracing of one direction: every candidate vertex, both sides of the line at once.
+/// Replaces `records`; appends contacts (and predictions, `t < 0`) to `contacts`.
 fn standard_direction(
     dir: &Direction,
     params: &RtcdParams,
     metrics: &mut StepMetrics,
     mut rays: Option<&mut Vec<RayDebug>>,
-) -> DirectionOutcome {
-    let mut out = DirectionOutcome::default();
+    contacts: &mut Vec<RayContact>,
+    records: &mut Vec<RayRecord>,
+) {
+    records.clear();
     let region = dir.candidate_region(params.distance_extension);
     if region.is_empty() {
-        return out;
+        return;
     }
     let back = if params.prediction { params.culling_dist } else { 0.0 };
     let exits = dir.from.exit_distances();
@@ -207,15 +213,15 @@ fn standard_direction(
             // Hermann Alg. 1: the first hit faces away from the ray (hit from inside the other body)
             // and comes before the ray leaves its own body (`fwd` = exit distance).
             (Some(h), _) if h.from_inside => {
-                out.contacts.push(contact_of(dir, v, &ray, h.triangle, h.t, h.normal));
-                out.records.push(RayRecord { vertex: v, triangle: h.triangle, in_contact: true });
+                contacts.push(contact_of(dir, v, &ray, h.triangle, h.t, h.normal));
+                records.push(RayRecord { vertex: v, triangle: h.triangle, in_contact: true });
                 push_debug(&mut rays, dir, &ray, h.t, RayKind::Standard, RayOutcome::Contact);
             }
             // Not in collision: the opposite ray's hit on the other body's outside, within
             // `culling_dist`, is kept as a prediction (2014 §3.1).
             (_, Some(b)) if b.from_inside => {
-                out.contacts.push(contact_of(dir, v, &ray, b.triangle, b.t, b.normal));
-                out.records.push(RayRecord { vertex: v, triangle: b.triangle, in_contact: false });
+                contacts.push(contact_of(dir, v, &ray, b.triangle, b.t, b.normal));
+                records.push(RayRecord { vertex: v, triangle: b.triangle, in_contact: false });
                 push_debug(&mut rays, dir, &ray, b.t, RayKind::Standard, RayOutcome::Prediction);
             }
             (f, _) => {
@@ -224,21 +230,23 @@ fn standard_direction(
             }
         }
     }
-    out
 }
 
 /// Iterative tracing of one direction: walks from last step's records only (2013 §3.4: vertices
 /// entering contact between standard steps are found by predictions, or at the next standard step).
+/// Updates `records` in place (lost rays are removed); appends to `contacts`.
 fn iterative_direction(
     dir: &Direction,
-    records: &[RayRecord],
+    records: &mut Vec<RayRecord>,
     params: &RtcdParams,
     metrics: &mut StepMetrics,
     mut rays: Option<&mut Vec<RayDebug>>,
-) -> DirectionOutcome {
-    let mut out = DirectionOutcome { contacts: Vec::new(), records: Vec::with_capacity(records.len()) };
+    contacts: &mut Vec<RayContact>,
+) {
     let exits = dir.from.exit_distances();
-    for r in records {
+    let mut kept = 0;
+    for k in 0..records.len() {
+        let r = records[k];
         let ray = dir.ray(r.vertex);
         let kind = if r.in_contact { RayKind::Iterative } else { RayKind::Predictive };
         match kind {
@@ -250,13 +258,15 @@ fn iterative_direction(
         match w.outcome {
             WalkOutcome::Hit(h) if h.from_inside && h.t <= exits[r.vertex as usize] => {
                 metrics.iterative_hits += 1;
-                out.contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
-                out.records.push(RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: true });
+                contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
+                records[kept] = RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: true };
+                kept += 1;
                 push_debug(&mut rays, dir, &ray, h.t, kind, RayOutcome::Contact);
             }
             WalkOutcome::Prediction(h) if params.prediction && h.from_inside && -h.t <= params.culling_dist => {
-                out.contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
-                out.records.push(RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: false });
+                contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
+                records[kept] = RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: false };
+                kept += 1;
                 push_debug(&mut rays, dir, &ray, h.t, kind, RayOutcome::Prediction);
             }
             WalkOutcome::Hit(h) | WalkOutcome::Prediction(h) => {
@@ -265,7 +275,7 @@ fn iterative_direction(
             WalkOutcome::Miss => push_debug(&mut rays, dir, &ray, 0.0, kind, RayOutcome::Rejected),
         }
     }
-    out
+    records.truncate(kept);
 }
 
 /// Compares this step's contacts of one direction with a full standard trace (no prediction).
@@ -274,9 +284,10 @@ fn compare_with_standard(dir: &Direction, params: &RtcdParams, ours: &[RayContac
     let mut reference = RtcdParams { prediction: false, ..*params };
     reference.iterative = false;
     let mut scratch = StepMetrics::default();
-    let theirs = standard_direction(dir, &reference, &mut scratch, None);
+    let (mut theirs, mut records) = (Vec::new(), Vec::new());
+    standard_direction(dir, &reference, &mut scratch, None, &mut theirs, &mut records);
     let depth = |c: &RayContact| c.t * c.dir.dot(c.normal);
-    let theirs: HashMap<u32, &RayContact> = theirs.contacts.iter().filter(|c| c.t >= 0.0).map(|c| (c.vertex, c)).collect();
+    let theirs: HashMap<u32, &RayContact> = theirs.iter().filter(|c| c.t >= 0.0).map(|c| (c.vertex, c)).collect();
     let ours: HashMap<u32, &RayContact> = ours.iter().filter(|c| c.t >= 0.0).map(|c| (c.vertex, c)).collect();
     let mut e = ErrorMetrics::default();
     for (v, s) in &theirs {

@@ -1,0 +1,257 @@
+//! Every `MeshError` case, invalid poses and parameters: a clear message, and no panic.
+
+mod common;
+
+use glam::{Quat, Vec3};
+use proptest::prelude::*;
+use rtcd::{MeshError, NarrowPhase, PairError, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, shapes};
+
+fn cube() -> (Vec<Vec3>, Vec<u32>) {
+    shapes::cuboid(Vec3::splat(0.5))
+}
+
+fn message(e: &MeshError) -> String {
+    let s = e.to_string();
+    assert!(s.contains("`bad`") || s.contains("bad"), "message names the mesh: {s}");
+    s
+}
+
+#[test]
+fn empty_meshes() {
+    let e = RtcdMesh::new("bad", &[], &[]).unwrap_err();
+    assert!(matches!(e, MeshError::Empty { .. }));
+    assert!(message(&e).contains("empty"));
+    let (v, _) = cube();
+    assert!(matches!(RtcdMesh::new("bad", &v, &[]).unwrap_err(), MeshError::Empty { .. }));
+}
+
+#[test]
+fn index_count_not_a_multiple_of_three() {
+    let (v, mut i) = cube();
+    i.pop();
+    let e = RtcdMesh::new("bad", &v, &i).unwrap_err();
+    assert!(matches!(e, MeshError::IndexCount { count: 35, .. }), "{e}");
+    message(&e);
+}
+
+#[test]
+fn non_finite_coordinates() {
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let (mut v, i) = cube();
+        v[5].y = bad;
+        let e = RtcdMesh::new("bad", &v, &i).unwrap_err();
+        assert!(matches!(e, MeshError::NonFinite { vertex: 5, .. }), "{e}");
+        assert!(message(&e).contains("vertex 5"));
+    }
+}
+
+#[test]
+fn index_out_of_range() {
+    let (v, mut i) = cube();
+    i[7] = 8;
+    let e = RtcdMesh::new("bad", &v, &i).unwrap_err();
+    assert!(matches!(e, MeshError::IndexOutOfRange { triangle: 2, index: 8, vertex_count: 8, .. }), "{e}");
+    assert!(message(&e).contains("triangle 2"));
+}
+
+#[test]
+fn degenerate_triangles_dropped_and_counted_or_rejected() {
+    // A sphere with one collapsed triangle: dropped, counted; the hole it leaves is reported.
+    let (v, mut i) = shapes::icosphere(1.0, 4);
+    let n = i.len() / 3;
+    i[5] = i[4];
+    let m = RtcdMesh::new("sphere", &v, &i).unwrap();
+    assert_eq!(m.report().degenerate_triangles, 1);
+    assert_eq!(m.triangles().len(), n - 1);
+    assert!(!m.is_closed());
+    assert!(m.report().notes().iter().any(|s| s.contains("degenerate")));
+    // Zero-area (collinear) triangles count too.
+    let (mut v2, i2) = shapes::icosphere(1.0, 1);
+    let t = &i2[0..3];
+    v2[t[2] as usize] = (v2[t[0] as usize] + v2[t[1] as usize]) * 0.5;
+    let m2 = RtcdMesh::new("sphere", &v2, &i2).unwrap();
+    assert_eq!(m2.report().degenerate_triangles, 1);
+    // Past the documented share: rejected.
+    let (v, mut i) = cube();
+    for k in 0..3 {
+        i[k * 3 + 1] = i[k * 3];
+    }
+    let e = RtcdMesh::new("bad", &v, &i).unwrap_err();
+    assert!(matches!(e, MeshError::TooManyDegenerate { degenerate: 3, total: 12, first: 0, .. }), "{e}");
+    assert!(message(&e).contains("10%"));
+}
+
+#[test]
+fn non_manifold_edges() {
+    // Two cubes sharing one edge exactly: four triangles on it.
+    let (mut v, mut i) = cube();
+    let (v2, i2) = shapes::transformed(cube(), Quat::IDENTITY, Vec3::new(1.0, 1.0, 0.0));
+    let base = v.len() as u32;
+    v.extend(v2);
+    i.extend(i2.iter().map(|k| k + base));
+    let e = RtcdMesh::new("bad", &v, &i).unwrap_err();
+    assert!(matches!(e, MeshError::NonManifoldEdge { count: 4, .. }), "{e}");
+    assert!(message(&e).contains("non-manifold"));
+}
+
+#[test]
+fn inconsistent_winding_is_repaired() {
+    let (v, mut i) = shapes::icosphere(1.0, 3);
+    // Flip three triangles.
+    for t in [0, 17, 100] {
+        i.swap(t * 3 + 1, t * 3 + 2);
+    }
+    let m = RtcdMesh::new("sphere", &v, &i).unwrap();
+    assert_eq!(m.report().rewound_triangles, 3);
+    assert!(m.volume() > 0.0);
+    // Every triangle normal points away from the centre.
+    for (t, n) in m.triangles().iter().zip(m.triangle_normals()) {
+        assert!(m.positions()[t[0] as usize].dot(*n) > 0.0);
+    }
+}
+
+#[test]
+fn inside_out_meshes_are_flipped_with_a_note() {
+    let (v, mut i) = shapes::icosphere(1.0, 3);
+    for t in i.chunks_exact_mut(3) {
+        t.swap(1, 2);
+    }
+    let m = RtcdMesh::new("sphere", &v, &i).unwrap();
+    assert_eq!(m.report().inside_out_components, 1);
+    assert_eq!(m.report().rewound_triangles, 0);
+    assert!(m.volume() > 3.5, "volume {}", m.volume());
+    assert!(m.report().notes().iter().any(|s| s.contains("inside-out")));
+}
+
+#[test]
+fn non_orientable_surfaces_are_rejected() {
+    // A Möbius strip.
+    let n = 24;
+    let mut v = Vec::new();
+    for k in 0..n {
+        let a = std::f32::consts::TAU * k as f32 / n as f32;
+        let c = Vec3::new(a.cos(), 0.0, a.sin());
+        let w = Vec3::new(a.cos() * (a / 2.0).cos(), (a / 2.0).sin(), a.sin() * (a / 2.0).cos()) * 0.2;
+        v.push(c - w);
+        v.push(c + w);
+    }
+    let mut i = Vec::new();
+    for k in 0..n {
+        let (a, b) = (2 * k, 2 * k + 1);
+        let (c, d) = if k + 1 == n { (1, 0) } else { (2 * k + 2, 2 * k + 3) };
+        i.extend_from_slice(&[a, c, d, a, d, b]);
+    }
+    let e = RtcdMesh::new("bad", &v, &i).unwrap_err();
+    assert!(matches!(e, MeshError::NonOrientable { .. }), "{e}");
+    message(&e);
+}
+
+#[test]
+fn open_boundaries_are_accepted_and_flagged() {
+    let (v, i) = cube();
+    let m = RtcdMesh::new("open", &v, &i[..i.len() - 6]).unwrap();
+    assert!(!m.is_closed());
+    assert_eq!(m.report().boundary_edges, 4);
+    assert!(m.report().notes().iter().any(|s| s.contains("rays may escape")));
+    // Exit distances stay finite.
+    assert!(m.exit_distances().iter().all(|d| d.is_finite()));
+}
+
+#[test]
+fn duplicate_vertices_are_welded() {
+    // The subdivided cube repeats every vertex on face borders.
+    let (v, i) = shapes::subdivided_cuboid(Vec3::ONE, 2);
+    let m = RtcdMesh::new("welded", &v, &i).unwrap();
+    assert_eq!(m.positions().len(), 26);
+    assert!(m.report().merged_vertices > 0);
+    assert!(m.is_closed());
+}
+
+#[test]
+fn missing_and_malformed_obj_files() {
+    let e = RtcdMesh::from_obj("/nonexistent/mesh.obj").unwrap_err();
+    assert!(matches!(e, MeshError::Obj { .. }));
+    assert!(e.to_string().contains("/nonexistent/mesh.obj"));
+    let dir = std::env::temp_dir().join(format!("rtcd-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("bad.obj");
+    std::fs::write(&p, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n").unwrap();
+    let e = RtcdMesh::from_obj(&p).unwrap_err();
+    assert!(e.to_string().contains("bad"), "{e}");
+    std::fs::write(&p, "v 0 0 nan\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    assert!(RtcdMesh::from_obj(&p).is_err());
+}
+
+#[test]
+fn invalid_poses_skip_the_pair_with_a_typed_error() {
+    let a = common::cuboid("a", Vec3::splat(0.5));
+    let b = common::cuboid("b", Vec3::splat(0.5));
+    let mut np = NarrowPhase::new(RtcdParams::from_meshes(&[&a, &b])).unwrap();
+    let good = Pose::from_translation(Vec3::new(0.2, 0.9, 0.1));
+    let poses = [
+        Pose::from_translation(Vec3::new(f32::NAN, 0.0, 0.0)),
+        Pose::from_translation(Vec3::new(0.0, f32::INFINITY, 0.0)),
+        Pose::new(Vec3::ZERO, Quat::from_xyzw(f32::NAN, 0.0, 0.0, 1.0)),
+        Pose::new(Vec3::ZERO, Quat::from_xyzw(0.0, 0.0, 0.0, 3.0)),
+    ];
+    for (k, bad) in poses.iter().enumerate() {
+        let pairs = [
+            PairInput::new(PairKey::new(1, 2), &a, &b, *bad),
+            PairInput::new(PairKey::new(3, 4), &a, &b, good),
+        ];
+        let out = np.step(&pairs, &StepOptions::default());
+        let e = out.pairs[0].error.clone().unwrap_or_else(|| panic!("pose {k} accepted"));
+        assert!(matches!(e, PairError::InvalidPose { .. }));
+        assert!(e.to_string().contains("(1, 2)"));
+        assert!(out.pairs[0].manifolds.is_empty());
+        assert!(out.pairs[1].error.is_none() && !out.pairs[1].manifolds.is_empty(), "the good pair is unaffected");
+        assert_eq!(out.metrics.failed_pairs, 1);
+        assert!(np.pair_state(&PairKey::new(1, 2)).is_none());
+    }
+}
+
+#[test]
+fn self_and_duplicate_pairs() {
+    let a = common::cuboid("a", Vec3::splat(0.5));
+    let mut np = NarrowPhase::new(RtcdParams::from_meshes(&[&a])).unwrap();
+    let p = Pose::from_translation(Vec3::Y * 0.9);
+    let out = np.step(
+        &[
+            PairInput::new(PairKey::new(1, 1), &a, &a, p),
+            PairInput::new(PairKey::new(1, 2), &a, &a, p),
+            PairInput::new(PairKey::new(1, 2), &a, &a, p),
+        ],
+        &StepOptions::default(),
+    );
+    assert!(matches!(out.pairs[0].error, Some(PairError::SelfPair { .. })));
+    assert!(out.pairs[1].error.is_none());
+    assert!(matches!(out.pairs[2].error, Some(PairError::DuplicatePair { .. })));
+}
+
+#[test]
+fn invalid_parameters_are_refused() {
+    let mut p = RtcdParams::from_triangle_size(0.1);
+    p.max_it = 0;
+    let e = NarrowPhase::new(p).unwrap_err();
+    assert_eq!(e.name, "max_it");
+    assert!(e.to_string().contains("max_it"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, .. ProptestConfig::default() })]
+
+    /// Arbitrary input never panics: it builds a mesh or returns an error.
+    #[test]
+    fn arbitrary_meshes_never_panic(
+        pts in prop::collection::vec(prop::array::uniform3(prop_oneof![-2.0f32..2.0, Just(0.0f32), Just(f32::NAN)]), 0..40),
+        idx in prop::collection::vec(0u32..45, 0..120),
+    ) {
+        let v: Vec<Vec3> = pts.iter().map(|p| Vec3::from_array(*p)).collect();
+        if let Ok(m) = RtcdMesh::new("fuzz", &v, &idx) {
+            // A valid result is usable by the narrow phase.
+            let mut np = NarrowPhase::new(RtcdParams::from_meshes(&[&m])).unwrap();
+            let out = np.step(&[PairInput::new(PairKey::new(1, 2), &m, &m, Pose::from_translation(Vec3::X * 0.1))], &StepOptions::default());
+            prop_assert!(out.pairs[0].error.is_none());
+        }
+    }
+}

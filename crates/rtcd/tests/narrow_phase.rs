@@ -1,0 +1,116 @@
+//! The many-pair narrow phase: state kept, freed and reset; parallel results equal sequential ones.
+
+mod common;
+
+use glam::{Quat, Vec3};
+use rand::Rng;
+use rtcd::{NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepMode, StepOptions};
+
+fn pile(meshes: &[RtcdMesh], n: usize, seed: u64) -> Vec<(usize, Pose)> {
+    let mut rng = common::rng(seed);
+    (0..n)
+        .map(|k| {
+            let x = (k % 4) as f32 * 0.8;
+            let z = ((k / 4) % 4) as f32 * 0.8;
+            let y = (k / 16) as f32 * 0.8;
+            let jitter = Vec3::new(rng.random_range(-0.05..0.05), rng.random_range(-0.05..0.05), rng.random_range(-0.05..0.05));
+            (k % meshes.len(), Pose::new(Vec3::new(x, y, z) + jitter, common::random_rotation(&mut rng)))
+        })
+        .collect()
+}
+
+fn pairs_of<'a>(meshes: &'a [RtcdMesh], bodies: &[(usize, Pose)]) -> Vec<PairInput<'a>> {
+    let mut out = Vec::new();
+    for i in 0..bodies.len() {
+        for j in i + 1..bodies.len() {
+            let (mi, pi) = bodies[i];
+            let (mj, pj) = bodies[j];
+            let (a, b) = (&meshes[mi], &meshes[mj]);
+            if a.aabb().transformed(&pi).intersection(b.aabb().transformed(&pj)).is_empty() {
+                continue;
+            }
+            out.push(PairInput::from_world(PairKey::new(i as u64, j as u64), a, pi, b, pj));
+        }
+    }
+    out
+}
+
+#[test]
+fn parallel_step_equals_pair_by_pair() {
+    let meshes = vec![common::asset("blob_900"), common::asset("torus_900"), common::asset("bent_tube_896")];
+    let refs: Vec<&RtcdMesh> = meshes.iter().collect();
+    let params = RtcdParams::from_meshes(&refs);
+    let bodies = pile(&meshes, 32, 3);
+    let pairs = pairs_of(&meshes, &bodies);
+    assert!(pairs.len() > 30, "{} pairs", pairs.len());
+    let mut all = NarrowPhase::new(params).unwrap();
+    let mut one = NarrowPhase::new(params).unwrap();
+    let opts = StepOptions::default();
+    for step in 0..3 {
+        let together = all.step(&pairs, &opts);
+        for (k, p) in pairs.iter().enumerate() {
+            let alone = one.step(std::slice::from_ref(p), &opts);
+            assert_eq!(together.pairs[k].manifolds, alone.pairs[0].manifolds, "step {step} pair {k}");
+        }
+        assert!(together.metrics.contact_rays > 0);
+    }
+}
+
+#[test]
+fn pairs_enter_persist_leave_and_reenter() {
+    let a = common::asset("blob_900");
+    let b = common::asset("torus_900");
+    let mut np = NarrowPhase::new(RtcdParams::from_meshes(&[&a, &b])).unwrap();
+    let pose = Pose::new(Vec3::new(0.05, a.aabb().max.y + 0.1, 0.0), Quat::from_rotation_x(0.3));
+    let p12 = PairInput::new(PairKey::new(1, 2), &a, &b, pose);
+    let p34 = PairInput::new(PairKey::new(3, 4), &a, &b, pose);
+    let opts = StepOptions::default();
+
+    let out = np.step(&[p12, p34], &opts);
+    assert_eq!(out.metrics.new_pairs, 2);
+    assert_eq!(np.pair_count(), 2);
+    let records = np.pair_state(&PairKey::new(1, 2)).unwrap().records.clone();
+    assert!(!records[0].is_empty() || !records[1].is_empty());
+
+    // Persisting pairs go iterative and keep their records.
+    let out = np.step(&[p12, p34], &opts);
+    assert_eq!(out.metrics.new_pairs, 0);
+    assert!(out.pairs.iter().all(|p| p.mode == StepMode::Iterative));
+    assert_eq!(np.pair_state(&PairKey::new(1, 2)).unwrap().records, records);
+
+    // (3, 4) leaves: its state is freed.
+    let out = np.step(&[p12], &opts);
+    assert_eq!(out.metrics.freed_pairs, 1);
+    assert_eq!(np.pair_count(), 1);
+    assert!(np.pair_state(&PairKey::new(3, 4)).is_none());
+    assert_eq!(np.pair_state(&PairKey::new(1, 2)).unwrap().steps_since_standard, 2);
+
+    // It re-enters as a new pair with a standard step.
+    let out = np.step(&[p12, p34], &opts);
+    assert_eq!(out.metrics.new_pairs, 1);
+    assert_eq!(out.pairs[1].mode, StepMode::Standard);
+    assert_eq!(out.pairs[0].mode, StepMode::Iterative);
+}
+
+#[test]
+fn metrics_count_rays_by_kind() {
+    let a = common::asset("blob_900");
+    let b = common::asset("torus_900");
+    let params = RtcdParams::from_meshes(&[&a, &b]);
+    let mut np = NarrowPhase::new(params).unwrap();
+    let pose = Pose::new(Vec3::new(0.05, a.aabb().max.y + 0.1, 0.0), Quat::from_rotation_x(0.3));
+    let pair = PairInput::new(PairKey::new(1, 2), &a, &b, pose);
+    let s = np.step(&[pair], &StepOptions::default()).metrics;
+    assert!(s.standard_rays > 0 && s.iterative_rays == 0 && s.predictive_rays == 0);
+    assert!(s.contact_rays > 0 && s.prediction_records > 0);
+    assert!(s.cumulative_ray_length > 0.0 && s.max_depth > 0.0);
+    let i = np.step(&[pair], &StepOptions::default()).metrics;
+    assert_eq!(i.standard_rays, 0);
+    assert_eq!(i.iterative_rays, s.contact_rays);
+    assert_eq!(i.predictive_rays, s.prediction_records);
+    // Nothing moved: every walk ends where it started, in contact.
+    assert_eq!(i.iterative_hits, s.contact_rays);
+    assert_eq!(i.walk_steps, i.iterative_rays + i.predictive_rays);
+    assert!((i.iterative_hit_rate() - s.contact_rays as f64 / (s.contact_rays + s.prediction_records) as f64).abs() < 1e-9);
+    assert_eq!(i.contact_rays, s.contact_rays);
+}
