@@ -38,6 +38,7 @@
 #![warn(missing_docs)]
 
 pub mod aabb;
+pub mod backend;
 pub mod bvh;
 pub mod contact;
 pub mod detect;
@@ -52,13 +53,14 @@ pub mod shapes;
 pub mod trace;
 
 pub use aabb::Aabb;
+pub use backend::{BackendError, NarrowPhaseBackend};
 pub use contact::{ContactManifold, ContactPoint, FeatureId};
 pub use detect::{PairState, RayKind, RayRecord};
 pub use error::{MeshError, PairError};
 pub use mesh::{MeshReport, RtcdMesh};
 pub use metrics::StepMetrics;
 pub use narrow_phase::{NarrowPhase, PairInput, PairKey, PairOutput, StepMode, StepOptions, StepOutput};
-pub use params::{RtcdParams, TracerKind};
+pub use params::{ParamsError, RtcdParams, TracerKind};
 pub use pose::Pose;
 
 /// Re-export of the math library (`glam`, the same version Bevy uses).

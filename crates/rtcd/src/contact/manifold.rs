@@ -13,6 +13,7 @@ use crate::pose::Pose;
 pub struct ReduceScratch {
     group_of: Vec<u32>,
     members: Vec<u32>,
+    flat: Vec<Vec3>,
 }
 
 const UNASSIGNED: u32 = u32::MAX;
@@ -60,7 +61,7 @@ pub fn reduce_manifolds_with(
             }
         }
         group += 1;
-        let chosen = select_points(candidates, &scratch.members, n1);
+        let chosen = select_points(candidates, &scratch.members, n1, &mut scratch.flat);
         out.push(ContactManifold {
             local_n1: n1,
             local_n2: inv12.transform_vector(-n1),
@@ -87,44 +88,47 @@ fn fid_key(c: &ContactCandidate) -> (u64, u64) {
 }
 
 /// `members` index `all`, deepest first. Returns at most four of them, deepest first.
-fn select_points(all: &[ContactCandidate], members: &[u32], n: Vec3) -> ArrayVec<u32, MAX_MANIFOLD_POINTS> {
+fn select_points(
+    all: &[ContactCandidate],
+    members: &[u32],
+    n: Vec3,
+    flat: &mut Vec<Vec3>,
+) -> ArrayVec<u32, MAX_MANIFOLD_POINTS> {
     if members.len() <= MAX_MANIFOLD_POINTS {
         return members.iter().copied().collect();
     }
-    // Work in the tangent plane.
-    let flat = |i: u32| {
+    // Work in the tangent plane; `flat[k]` is member k's projected point.
+    flat.clear();
+    flat.extend(members.iter().map(|&i| {
         let p = all[i as usize].p1;
         p - n * p.dot(n)
-    };
-    let a = members[0];
-    let pa = flat(a);
-    let b = argmax(members, |i| flat(i).distance_squared(pa), &[a]);
-    let ab = flat(b) - pa;
-    let side = |i: u32| (flat(i) - pa).cross(ab).dot(n);
-    let c = argmax(members, |i| side(i).abs(), &[a, b]);
-    let sc = side(c).signum();
-    let d = argmax(members, |i| -sc * side(i), &[a, b, c]);
-    let mut idx: ArrayVec<u32, MAX_MANIFOLD_POINTS> = [a, b, c, d].into_iter().collect();
-    // Deepest first: members are sorted by depth, so their indices into `all` are too.
+    }));
+    let a = 0;
+    let pa = flat[a];
+    let b = argmax(flat, |p| p.distance_squared(pa), &[a]);
+    let ab = flat[b] - pa;
+    let side = |p: Vec3| (p - pa).cross(ab).dot(n);
+    let c = argmax(flat, |p| side(p).abs(), &[a, b]);
+    let sc = side(flat[c]).signum();
+    let d = argmax(flat, |p| -sc * side(p), &[a, b, c]);
+    let mut idx: ArrayVec<usize, MAX_MANIFOLD_POINTS> = [a, b, c, d].into_iter().collect();
+    // Deepest first: members are sorted by depth.
     idx.sort_unstable();
-    let mut dedup = ArrayVec::new();
-    for i in idx {
-        if dedup.last() != Some(&i) {
-            dedup.push(i);
+    let mut out = ArrayVec::new();
+    for k in idx {
+        if out.last() != Some(&members[k]) {
+            out.push(members[k]);
         }
     }
-    dedup
+    out
 }
 
-fn argmax(members: &[u32], score: impl Fn(u32) -> f32, exclude: &[u32]) -> u32 {
+fn argmax(points: &[Vec3], score: impl Fn(Vec3) -> f32, exclude: &[usize]) -> usize {
     let mut best = (f32::NEG_INFINITY, exclude[0]);
-    for &i in members {
-        if exclude.contains(&i) {
-            continue;
-        }
-        let s = score(i);
-        if s > best.0 {
-            best = (s, i);
+    for (k, p) in points.iter().enumerate() {
+        let s = score(*p);
+        if s > best.0 && !exclude.contains(&k) {
+            best = (s, k);
         }
     }
     best.1
