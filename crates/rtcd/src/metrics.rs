@@ -48,6 +48,9 @@ pub struct StepMetrics {
     pub errors: Option<ErrorMetrics>,
     /// Wall time of the step.
     pub time: Duration,
+    /// Time the step's kernels took on the GPU (timestamp queries), for GPU backends on adapters that
+    /// have them.
+    pub gpu_time: Option<Duration>,
 }
 
 /// Our rays against a full standard trace of the same step (2014 §5.2: a ray is erroneous when the

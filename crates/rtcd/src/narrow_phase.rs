@@ -117,6 +117,14 @@ pub struct RayDebug {
     pub kind: RayKind,
     /// What became of it.
     pub outcome: RayOutcome,
+    /// `false`: a vertex of shape 1 traced against shape 2; `true`: the reverse.
+    pub from_shape2: bool,
+    /// The casting vertex.
+    pub vertex: u32,
+    /// The triangle hit (or where the walk ended); `u32::MAX` for none.
+    pub triangle: u32,
+    /// Ray parameter of the hit (negative for a prediction, 0 for none).
+    pub t: f32,
 }
 
 /// One pair's result.

@@ -14,8 +14,14 @@ fn brute_force_and_bvh_agree() {
         let mut hits = 0;
         for _ in 0..3000 {
             let o = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
-            let d = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0))
-                .normalize_or(Vec3::X);
+            // Aim at a random point of the mesh's box so most lines cross the surface.
+            let b = m.aabb();
+            let target = Vec3::new(
+                rng.random_range(b.min.x..b.max.x),
+                rng.random_range(b.min.y..b.max.y),
+                rng.random_range(b.min.z..b.max.z),
+            );
+            let d = (target - o).normalize_or(Vec3::X);
             let ray = Ray::new(o, d);
             let back = rng.random_range(0.0..0.5);
             let fwd = if rng.random_bool(0.5) { f32::INFINITY } else { rng.random_range(0.0..1.5) };

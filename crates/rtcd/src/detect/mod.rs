@@ -3,6 +3,8 @@
 
 pub(crate) mod pair;
 
+pub use pair::{candidate_region, max_displacement};
+
 use crate::pose::Pose;
 
 /// How a ray was traced this step.

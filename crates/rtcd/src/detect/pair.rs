@@ -55,11 +55,9 @@ impl Direction<'_> {
         ]
     }
 
-    /// Hermann 2008 §3.2 with the 2014 extension: the overlap of the two boxes, in `from`'s frame,
-    /// grown by `distance_extension`.
+    /// See [`candidate_region`].
     pub fn candidate_region(&self, distance_extension: f32) -> Aabb {
-        let to_in_from = self.to.aabb().transformed(&self.from_to.inverse());
-        self.from.aabb().intersection(to_in_from).extended(distance_extension)
+        candidate_region(self.from, self.to, &self.from_to, distance_extension)
     }
 
     /// The inward ray of vertex `v`, in `to`'s frame.
@@ -69,6 +67,14 @@ impl Direction<'_> {
         let n = self.from.normals()[v as usize];
         Ray::new(self.from_to.transform_point(p), self.from_to.transform_vector(-n))
     }
+}
+
+/// Hermann 2008 §3.2 with the 2014 extension: where candidate vertices of `from` lie, in `from`'s
+/// frame: the overlap of the two bounding boxes grown by `distance_extension`. `from_to` maps `from`'s
+/// frame into `to`'s. Empty when the boxes are farther apart than twice the extension.
+pub fn candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, distance_extension: f32) -> Aabb {
+    let to_in_from = to.aabb().transformed(&from_to.inverse());
+    from.aabb().intersection(to_in_from).extended(distance_extension)
 }
 
 /// IRTCD 2013 Eq. 2: an upper bound on how far any point of either body moved relative to the other
@@ -160,22 +166,29 @@ pub(crate) fn detect_pair(
     PairResult { state, mode, manifolds, rays, contacts: kept, metrics }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn push_debug(
     rays: &mut Option<&mut Vec<RayDebug>>,
     dir: &Direction,
+    vertex: u32,
     ray: &Ray,
-    t: f32,
+    hit: Option<(u32, f32)>,
     kind: RayKind,
     outcome: RayOutcome,
 ) {
     if let Some(rays) = rays {
         // Shape 1's frame: identity for shape-1 rays' `from`, `from_to` maps shape 2 → shape 1.
         let to_shape1 = if dir.from_shape2 { Pose::IDENTITY } else { dir.from_to.inverse() };
+        let (triangle, t) = hit.unwrap_or((u32::MAX, 0.0));
         rays.push(RayDebug {
             origin: to_shape1.transform_point(ray.origin),
             end: to_shape1.transform_point(ray.at(t)),
             kind,
             outcome,
+            from_shape2: dir.from_shape2,
+            vertex,
+            triangle,
+            t,
         });
     }
 }
@@ -215,18 +228,17 @@ fn standard_direction(
             (Some(h), _) if h.from_inside => {
                 contacts.push(contact_of(dir, v, &ray, h.triangle, h.t, h.normal));
                 records.push(RayRecord { vertex: v, triangle: h.triangle, in_contact: true });
-                push_debug(&mut rays, dir, &ray, h.t, RayKind::Standard, RayOutcome::Contact);
+                push_debug(&mut rays, dir, v, &ray, Some((h.triangle, h.t)), RayKind::Standard, RayOutcome::Contact);
             }
             // Not in collision: the opposite ray's hit on the other body's outside, within
             // `culling_dist`, is kept as a prediction (2014 §3.1).
             (_, Some(b)) if b.from_inside => {
                 contacts.push(contact_of(dir, v, &ray, b.triangle, b.t, b.normal));
                 records.push(RayRecord { vertex: v, triangle: b.triangle, in_contact: false });
-                push_debug(&mut rays, dir, &ray, b.t, RayKind::Standard, RayOutcome::Prediction);
+                push_debug(&mut rays, dir, v, &ray, Some((b.triangle, b.t)), RayKind::Standard, RayOutcome::Prediction);
             }
             (f, _) => {
-                let t = f.map_or(0.0, |h| h.t);
-                push_debug(&mut rays, dir, &ray, t, RayKind::Standard, RayOutcome::Rejected);
+                push_debug(&mut rays, dir, v, &ray, f.map(|h| (h.triangle, h.t)), RayKind::Standard, RayOutcome::Rejected);
             }
         }
     }
@@ -261,18 +273,18 @@ fn iterative_direction(
                 contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
                 records[kept] = RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: true };
                 kept += 1;
-                push_debug(&mut rays, dir, &ray, h.t, kind, RayOutcome::Contact);
+                push_debug(&mut rays, dir, r.vertex, &ray, Some((h.triangle, h.t)), kind, RayOutcome::Contact);
             }
             WalkOutcome::Prediction(h) if params.prediction && h.from_inside && -h.t <= params.culling_dist => {
                 contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
                 records[kept] = RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: false };
                 kept += 1;
-                push_debug(&mut rays, dir, &ray, h.t, kind, RayOutcome::Prediction);
+                push_debug(&mut rays, dir, r.vertex, &ray, Some((h.triangle, h.t)), kind, RayOutcome::Prediction);
             }
             WalkOutcome::Hit(h) | WalkOutcome::Prediction(h) => {
-                push_debug(&mut rays, dir, &ray, h.t, kind, RayOutcome::Rejected);
+                push_debug(&mut rays, dir, r.vertex, &ray, Some((h.triangle, h.t)), kind, RayOutcome::Rejected);
             }
-            WalkOutcome::Miss => push_debug(&mut rays, dir, &ray, 0.0, kind, RayOutcome::Rejected),
+            WalkOutcome::Miss => push_debug(&mut rays, dir, r.vertex, &ray, None, kind, RayOutcome::Rejected),
         }
     }
     records.truncate(kept);

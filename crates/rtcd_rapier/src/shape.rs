@@ -1,0 +1,326 @@
+//! [`RtcdShape`]: a custom parry shape ([`ShapeType::Custom`]) that marks a collider as ours.
+//!
+//! Rapier's query dispatcher only sees shapes and relative poses, never collider handles, so the
+//! shape itself carries what the narrow phase needs: the shared [`RtcdMesh`] and an instance id
+//! unique per collider (many colliders share one mesh; the id tells them apart in the
+//! [`ContactCache`](crate::ContactCache)).
+//!
+//! Everything that is not our mesh-vs-mesh narrow phase is delegated to a parry [`TriMesh`] built
+//! from the same welded vertices and triangles, in the same order (no re-indexing flag), so triangle
+//! ids agree between rtcd and parry: ray casts, point queries, bounding volumes, and
+//! [`Shape::as_composite_shape`], through which Rapier's default dispatcher keeps colliding our shape
+//! with every other shape (balls, capsules, convex hulls, height fields) and runs CCD casts on it.
+
+use std::{
+    fmt,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use parry3d::{
+    bounding_volume::{Aabb, BoundingSphere},
+    mass_properties::MassProperties,
+    math::{Pose, Real, Vector},
+    query::{PointProjection, PointQuery, Ray, RayCast, RayIntersection},
+    shape::{CompositeShape, Cuboid, FeatureId, Shape, ShapeType, TriMesh, TriMeshBuilderError, TriMeshFlags, TypedShape},
+};
+use rtcd::RtcdMesh;
+use thiserror::Error;
+
+/// Why an [`RtcdShape`] could not be built.
+#[derive(Debug, Clone, Error, PartialEq)]
+pub enum ShapeError {
+    /// parry refused the triangle mesh.
+    #[error("mesh `{mesh}`: parry cannot build its triangle mesh: {source}")]
+    TriMesh {
+        /// Mesh name.
+        mesh: String,
+        /// parry's error.
+        #[source]
+        source: TriMeshBuilderError,
+    },
+}
+
+/// The immutable part of an [`RtcdShape`], shared by every collider using the same mesh.
+pub struct RtcdShapeData {
+    mesh: Arc<RtcdMesh>,
+    trimesh: TriMesh,
+    ccd_thickness: Real,
+}
+
+impl RtcdShapeData {
+    /// Builds parry's triangle mesh from `mesh`'s welded vertices and triangles, in the same order.
+    ///
+    /// Closed meshes get [`TriMeshFlags::ORIENTED`] (pseudo-normals only, no re-indexing), so point
+    /// queries see a solid interior; open meshes get no flag and stay hollow for parry.
+    pub fn new(mesh: Arc<RtcdMesh>) -> Result<Self, ShapeError> {
+        let flags = if mesh.is_closed() { TriMeshFlags::ORIENTED } else { TriMeshFlags::empty() };
+        let trimesh = TriMesh::with_flags(mesh.positions().to_vec(), mesh.triangles().to_vec(), flags)
+            .map_err(|source| ShapeError::TriMesh { mesh: mesh.name().to_owned(), source })?;
+        let ccd_thickness = ccd_thickness_of(&mesh);
+        Ok(Self { mesh, trimesh, ccd_thickness })
+    }
+
+    /// The ray-tracing mesh.
+    pub fn mesh(&self) -> &Arc<RtcdMesh> {
+        &self.mesh
+    }
+
+    /// parry's view of the same triangles (same vertex and triangle ids).
+    pub fn trimesh(&self) -> &TriMesh {
+        &self.trimesh
+    }
+}
+
+impl fmt::Debug for RtcdShapeData {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RtcdShapeData")
+            .field("mesh", &self.mesh.name())
+            .field("vertices", &self.mesh.positions().len())
+            .field("triangles", &self.mesh.triangles().len())
+            .field("ccd_thickness", &self.ccd_thickness)
+            .finish()
+    }
+}
+
+/// The thinnest wall a vertex ray crosses (each vertex's exit distance, Hermann 2008 Alg. 1): the
+/// largest motion per step under which a vertex cannot pass through this body unseen. Falls back to
+/// the smallest bounding-box extent when the exit distances say nothing (no vertex, not finite).
+fn ccd_thickness_of(mesh: &RtcdMesh) -> Real {
+    let extent = mesh.aabb().extents().min_element();
+    let thinnest = mesh.exit_distances().iter().copied().filter(|d| d.is_finite() && *d > 0.0).fold(Real::INFINITY, Real::min);
+    let t = if thinnest.is_finite() { thinnest.min(extent) } else { extent };
+    if t.is_finite() && t > 0.0 { t } else { 0.0 }
+}
+
+static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
+
+/// A collider's shape for the ray-traced narrow phase: shared mesh data plus an instance id.
+///
+/// Give **each collider its own instance** ([`RtcdShape::new`] or [`RtcdShape::instance`]): the id is
+/// how the [`RtcdDispatcher`](crate::RtcdDispatcher), which only sees shapes, tells colliders apart.
+/// Cloning (also `clone_dyn`) keeps the id, as a clone stands for the same collider. Colliders that
+/// share an id still work (cached results are told apart by relative pose) but cost more.
+#[derive(Clone, Debug)]
+pub struct RtcdShape {
+    data: Arc<RtcdShapeData>,
+    id: u64,
+}
+
+impl RtcdShape {
+    /// A new instance (fresh id) of a mesh.
+    pub fn new(mesh: Arc<RtcdMesh>) -> Result<Self, ShapeError> {
+        Ok(Self::from_data(Arc::new(RtcdShapeData::new(mesh)?)))
+    }
+
+    /// A new instance (fresh id) of already-built shape data.
+    pub fn from_data(data: Arc<RtcdShapeData>) -> Self {
+        Self { data, id: NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed) }
+    }
+
+    /// Another instance of the same data with a fresh id: one per collider.
+    pub fn instance(&self) -> Self {
+        Self::from_data(self.data.clone())
+    }
+
+    /// The instance id (process-unique per instance, never 0).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The shared data.
+    pub fn data(&self) -> &Arc<RtcdShapeData> {
+        &self.data
+    }
+
+    /// The ray-tracing mesh.
+    pub fn mesh(&self) -> &Arc<RtcdMesh> {
+        &self.data.mesh
+    }
+
+    /// parry's view of the same triangles.
+    pub fn trimesh(&self) -> &TriMesh {
+        &self.data.trimesh
+    }
+
+    /// Mass properties of the closed volume ([`MassProperties::from_trimesh`]). Open meshes, or a
+    /// volume that comes out empty, fall back to the solid bounding box (documented approximation;
+    /// never panics).
+    pub fn mass_properties_of(&self, density: Real) -> MassProperties {
+        let mesh = &self.data.mesh;
+        if mesh.is_closed() && mesh.volume() > 0.0 {
+            let m = MassProperties::from_trimesh(density, self.data.trimesh.vertices(), self.data.trimesh.indices());
+            if m.mass().is_finite() && m.mass() > 0.0 {
+                return m;
+            }
+        }
+        let aabb = mesh.aabb();
+        let half = (aabb.extents() * 0.5).max(Vector::splat(Real::EPSILON));
+        Cuboid::new(half).mass_properties(density).transform_by(&Pose::from_translation(aabb.center()))
+    }
+}
+
+impl RayCast for RtcdShape {
+    fn cast_local_ray(&self, ray: &Ray, max_time_of_impact: Real, solid: bool) -> Option<Real> {
+        self.data.trimesh.cast_local_ray(ray, max_time_of_impact, solid)
+    }
+
+    fn cast_local_ray_and_get_normal(&self, ray: &Ray, max_time_of_impact: Real, solid: bool) -> Option<RayIntersection> {
+        self.data.trimesh.cast_local_ray_and_get_normal(ray, max_time_of_impact, solid)
+    }
+}
+
+impl PointQuery for RtcdShape {
+    fn project_local_point(&self, pt: Vector, solid: bool) -> PointProjection {
+        self.data.trimesh.project_local_point(pt, solid)
+    }
+
+    fn project_local_point_and_get_feature(&self, pt: Vector) -> (PointProjection, FeatureId) {
+        self.data.trimesh.project_local_point_and_get_feature(pt)
+    }
+
+    fn project_local_point_with_max_dist(&self, pt: Vector, solid: bool, max_dist: Real) -> Option<PointProjection> {
+        self.data.trimesh.project_local_point_with_max_dist(pt, solid, max_dist)
+    }
+
+    fn contains_local_point(&self, pt: Vector) -> bool {
+        self.data.trimesh.contains_local_point(pt)
+    }
+}
+
+impl Shape for RtcdShape {
+    fn compute_local_aabb(&self) -> Aabb {
+        Shape::compute_local_aabb(&self.data.trimesh)
+    }
+
+    fn compute_local_bounding_sphere(&self) -> BoundingSphere {
+        Shape::compute_local_bounding_sphere(&self.data.trimesh)
+    }
+
+    fn compute_aabb(&self, position: &Pose) -> Aabb {
+        Shape::compute_aabb(&self.data.trimesh, position)
+    }
+
+    fn clone_dyn(&self) -> Box<dyn Shape> {
+        Box::new(self.clone())
+    }
+
+    /// Scales the mesh (a new [`RtcdMesh`], validated again). Keeps the instance id: the scaled shape
+    /// replaces this collider's. `None` (with a warning) when the scaled mesh is rejected, e.g. a zero
+    /// scale; never panics.
+    fn scale_dyn(&self, scale: Vector, _num_subdivisions: u32) -> Option<Box<dyn Shape>> {
+        if scale == Vector::ONE {
+            return Some(Box::new(self.clone()));
+        }
+        let mesh = &self.data.mesh;
+        let positions: Vec<Vector> = mesh.positions().iter().map(|p| *p * scale).collect();
+        let indices: Vec<u32> = mesh.triangles().iter().flatten().copied().collect();
+        let name = format!("{} scaled {scale}", mesh.name());
+        let scaled = RtcdMesh::new(name, &positions, &indices).map_err(|e| e.to_string()).and_then(|m| {
+            RtcdShapeData::new(Arc::new(m)).map_err(|e| e.to_string())
+        });
+        match scaled {
+            Ok(data) => Some(Box::new(RtcdShape { data: Arc::new(data), id: self.id })),
+            Err(e) => {
+                log::warn!("rtcd_rapier: cannot scale mesh `{}` by {scale}: {e}", mesh.name());
+                None
+            }
+        }
+    }
+
+    fn mass_properties(&self, density: Real) -> MassProperties {
+        self.mass_properties_of(density)
+    }
+
+    fn shape_type(&self) -> ShapeType {
+        ShapeType::Custom
+    }
+
+    fn as_typed_shape(&self) -> TypedShape<'_> {
+        TypedShape::Custom(self)
+    }
+
+    /// The thinnest wall of the mesh (smallest vertex exit distance): Rapier treats a body as fast,
+    /// and sweeps it, when a point moves more than half of it in a step.
+    fn ccd_thickness(&self) -> Real {
+        self.data.ccd_thickness
+    }
+
+    fn ccd_angular_thickness(&self) -> Real {
+        // As parry's TriMesh.
+        std::f32::consts::FRAC_PI_4
+    }
+
+    fn as_composite_shape(&self) -> Option<&dyn CompositeShape> {
+        Some(&self.data.trimesh as &dyn CompositeShape)
+    }
+
+    fn feature_normal_at_point(&self, feature: FeatureId, point: Vector) -> Option<Vector> {
+        Shape::feature_normal_at_point(&self.data.trimesh, feature, point)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtcd::shapes;
+
+    fn cube() -> Arc<RtcdMesh> {
+        let (v, i) = shapes::cuboid(Vector::splat(0.5));
+        Arc::new(RtcdMesh::new("cube", &v, &i).unwrap())
+    }
+
+    #[test]
+    fn instances_get_fresh_ids_and_share_data() {
+        let a = RtcdShape::new(cube()).unwrap();
+        let b = a.instance();
+        assert_ne!(a.id(), b.id());
+        assert!(Arc::ptr_eq(a.data(), b.data()));
+        assert_eq!(a.clone().id(), a.id());
+        let dynamic: &dyn Shape = &a;
+        assert_eq!(dynamic.as_shape::<RtcdShape>().unwrap().id(), a.id());
+        assert_eq!(dynamic.shape_type(), ShapeType::Custom);
+    }
+
+    #[test]
+    fn trimesh_keeps_rtcd_ids() {
+        let s = RtcdShape::new(cube()).unwrap();
+        assert_eq!(s.trimesh().indices(), s.mesh().triangles());
+        assert_eq!(s.trimesh().vertices(), s.mesh().positions());
+    }
+
+    #[test]
+    fn mass_of_a_unit_cube_and_solid_queries() {
+        let s = RtcdShape::new(cube()).unwrap();
+        let m = s.mass_properties(2.0);
+        assert!((m.mass() - 2.0).abs() < 1e-4, "{}", m.mass());
+        assert!(m.local_com.length() < 1e-5);
+        assert!(s.contains_local_point(Vector::ZERO));
+        assert!(!s.contains_local_point(Vector::splat(0.6)));
+        assert!((s.ccd_thickness() - 1.0).abs() < 1e-4, "{}", s.ccd_thickness());
+    }
+
+    #[test]
+    fn open_mesh_falls_back_to_the_box() {
+        // A cube without its top: open.
+        let (v, mut i) = shapes::cuboid(Vector::splat(0.5));
+        i.drain(18..24);
+        let s = RtcdShape::new(Arc::new(RtcdMesh::new("open", &v, &i).unwrap())).unwrap();
+        assert!(!s.mesh().is_closed());
+        let m = s.mass_properties(1.0);
+        assert!((m.mass() - 1.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn scale_never_panics() {
+        let s = RtcdShape::new(cube()).unwrap();
+        let big = s.scale_dyn(Vector::new(2.0, 1.0, 1.0), 10).unwrap();
+        assert!((big.mass_properties(1.0).mass() - 2.0).abs() < 1e-3);
+        assert_eq!(big.as_shape::<RtcdShape>().unwrap().id(), s.id());
+        assert!(s.scale_dyn(Vector::ZERO, 10).is_none());
+        assert!(s.scale_dyn(Vector::splat(f32::NAN), 10).is_none());
+        assert!(s.scale_dyn(Vector::new(-1.0, 1.0, 1.0), 10).is_some());
+    }
+}
