@@ -54,7 +54,7 @@ pub mod trace;
 
 pub use aabb::Aabb;
 pub use backend::{BackendError, NarrowPhaseBackend};
-pub use contact::{ContactManifold, ContactPoint, FeatureId};
+pub use contact::{ContactCandidate, ContactManifold, ContactPoint, FeatureId};
 pub use detect::{PairState, RayKind, RayRecord};
 pub use error::{MeshError, PairError};
 pub use mesh::{MeshReport, RtcdMesh};

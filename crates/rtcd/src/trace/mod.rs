@@ -12,7 +12,7 @@ mod trace_bvh;
 mod walk_iterative;
 
 pub use trace_brute::trace_brute;
-pub use trace_bvh::trace_bvh;
+pub use trace_bvh::{safe_recip, trace_bvh};
 pub use walk_iterative::{Walk, WalkOutcome, walk};
 
 use glam::Vec3;

@@ -5,13 +5,21 @@
 use super::{LineHits, NO_SKIP, finish, test_triangle};
 use crate::{mesh::RtcdMesh, ray::Ray};
 
+/// `1 / d` with components smaller than 1e-20 in magnitude replaced by 1e-20, so the slab test never
+/// meets `0 × ∞`. The WGSL tracer uses the same function.
+#[inline]
+pub fn safe_recip(d: glam::Vec3) -> glam::Vec3 {
+    let tiny = glam::Vec3::splat(1e-20);
+    glam::Vec3::select(d.abs().cmplt(tiny), tiny, d).recip()
+}
+
 /// Traces the line through `ray` against `mesh` with its BVH. See
 /// [`TracerKind::trace_line`](crate::TracerKind::trace_line).
 pub fn trace_bvh(mesh: &RtcdMesh, ray: &Ray, back: f32, fwd: f32, skip_vertex: u32) -> LineHits {
     let mut best_fwd = (fwd, NO_SKIP);
     let mut best_back = (back, NO_SKIP);
     let nodes = mesh.bvh();
-    let inv_dir = ray.dir.recip();
+    let inv_dir = safe_recip(ray.dir);
     let mut i = 0usize;
     while i < nodes.len() {
         let node = &nodes[i];

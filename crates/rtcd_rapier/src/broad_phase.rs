@@ -1,0 +1,64 @@
+//! The batch pass's own broad phase: sort and sweep on x over world boxes. Rapier only registers new
+//! pairs inside its step, after our batch has run, so the batch finds its candidate pairs itself.
+
+use rtcd::Aabb;
+
+/// Appends to `out` every pair `(i, j)`, `i < j`, of boxes that overlap (touching counts). Empty
+/// boxes and boxes with NaN never overlap anything.
+pub(crate) fn sweep_and_prune(boxes: &[Aabb], order: &mut Vec<u32>, out: &mut Vec<(u32, u32)>) {
+    order.clear();
+    order.extend((0..boxes.len() as u32).filter(|&i| {
+        let b = &boxes[i as usize];
+        !b.is_empty() && b.min.is_finite() && b.max.is_finite()
+    }));
+    order.sort_unstable_by(|&a, &b| boxes[a as usize].min.x.total_cmp(&boxes[b as usize].min.x));
+    for (k, &i) in order.iter().enumerate() {
+        let bi = &boxes[i as usize];
+        for &j in &order[k + 1..] {
+            let bj = &boxes[j as usize];
+            if bj.min.x > bi.max.x {
+                break;
+            }
+            if bj.min.y <= bi.max.y && bi.min.y <= bj.max.y && bj.min.z <= bi.max.z && bi.min.z <= bj.max.z {
+                out.push((i.min(j), i.max(j)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Vec3;
+
+    #[test]
+    fn matches_brute_force() {
+        let mut seed = 7u32;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32
+        };
+        let boxes: Vec<Aabb> = (0..200)
+            .map(|_| {
+                let c = Vec3::new(rnd(), rnd(), rnd()) * 10.0;
+                let h = Vec3::new(rnd(), rnd(), rnd()) * 0.8;
+                Aabb::new(c - h, c + h)
+            })
+            .chain([Aabb::EMPTY, Aabb::new(Vec3::splat(f32::NAN), Vec3::ONE)])
+            .collect();
+        let (mut order, mut got) = (Vec::new(), Vec::new());
+        sweep_and_prune(&boxes, &mut order, &mut got);
+        got.sort_unstable();
+        let valid = |b: &Aabb| !b.is_empty() && b.min.is_finite() && b.max.is_finite();
+        let mut want = Vec::new();
+        for i in 0..boxes.len() {
+            for j in i + 1..boxes.len() {
+                if valid(&boxes[i]) && valid(&boxes[j]) && !boxes[i].intersection(boxes[j]).is_empty() {
+                    want.push((i as u32, j as u32));
+                }
+            }
+        }
+        assert!(!want.is_empty());
+        assert_eq!(got, want);
+    }
+}

@@ -1,0 +1,379 @@
+//! The contact cache shared by the batch pass ([`RtcdDriver`](crate::RtcdDriver), before the step)
+//! and the dispatcher ([`RtcdDispatcher`](crate::RtcdDispatcher), during the step).
+//!
+//! **Keying.** The dispatcher sees two shapes and their relative pose `pos12`, never collider
+//! handles, so results are keyed by what it can see: a [`CacheKey`] made of the [`RtcdShape`]
+//! instance ids, or of an instance id and a cuboid's half-extents. Several results may share a key
+//! (two walls with the same half-extents, or colliders that share an instance); they are told apart
+//! by `pos12`, which the batch computes exactly as Rapier does (see [`Pos12Tolerance`]). Mesh-mesh
+//! keys are stored with the lower id as shape 1; a lookup in the other order swaps the manifolds.
+//!
+//! [`RtcdShape`]: crate::RtcdShape
+
+use std::{
+    sync::{
+        Arc, Mutex, RwLock,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use parry3d::math::Pose;
+use rtcd::{ContactManifold, NarrowPhase, ParamsError, RtcdParams};
+use rustc_hash::FxHashMap;
+
+use crate::{
+    convert::pose_distance,
+    ground::{CuboidKey, GroundMeshes},
+};
+
+/// The second member of a cached pair, as the dispatcher can identify it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Partner {
+    /// Another [`RtcdShape`](crate::RtcdShape), by instance id.
+    Mesh(u64),
+    /// A cuboid, by its half-extents.
+    Cuboid(CuboidKey),
+}
+
+/// A cached pair's key. Shape 1 of the stored results is the mesh `a`; for mesh-mesh pairs
+/// `a <= b`. Build keys with [`CacheKey::meshes`] and [`CacheKey::cuboid`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CacheKey {
+    /// Instance id of shape 1.
+    pub a: u64,
+    /// Shape 2.
+    pub b: Partner,
+}
+
+impl CacheKey {
+    /// The key of two meshes, and whether `(id1, id2)` is the stored order swapped.
+    pub fn meshes(id1: u64, id2: u64) -> (Self, bool) {
+        if id1 <= id2 { (Self { a: id1, b: Partner::Mesh(id2) }, false) } else { (Self { a: id2, b: Partner::Mesh(id1) }, true) }
+    }
+
+    /// The key of a mesh and a cuboid (the mesh is always shape 1 of the stored results).
+    pub fn cuboid(mesh: u64, cuboid: CuboidKey) -> Self {
+        Self { a: mesh, b: Partner::Cuboid(cuboid) }
+    }
+}
+
+/// One pair's results from the batch, in the key's order (shape 1 = `CacheKey::a`).
+#[derive(Clone, Debug)]
+pub struct CachedPair {
+    /// The relative pose the results were computed at (shape 2 in shape 1's frame).
+    pub pos12: Pose,
+    /// The manifolds (rtcd's, parry conventions).
+    pub manifolds: Vec<ContactManifold>,
+    /// Largest vertex distance from either mesh's origin: converts a rotation into a displacement
+    /// (IRTCD 2013 Eq. 2) when choosing results to refresh.
+    pub radius: f32,
+}
+
+/// What the dispatcher does for a pair of ours that has no cached result at the current pose.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum MissPolicy {
+    /// Compute the pair on the spot with a CPU [`NarrowPhase`] (behind a mutex; standard trace),
+    /// counted in [`CacheCounters::misses`]. The results are exact for the current pose. For the
+    /// synchronous mode, where the batch ran on this step's poses and misses are rare (a pair Rapier's
+    /// broad phase found and ours did not, a body moved by the user after the batch).
+    #[default]
+    Exact,
+    /// Reuse the cached results nearest to the current pose (within
+    /// [`CacheSettings::refresh_max_displacement`]) and recompute each point's `dist` from the current
+    /// `pos12`, keeping points and normals in their body frames; counted in
+    /// [`CacheCounters::refreshed`]. For the pipelined GPU mode, where the results are one tick old.
+    /// Pairs with nothing near enough are computed as with [`MissPolicy::Exact`].
+    RefreshDepths,
+}
+
+/// How close the dispatcher's `pos12` must be to a cached one to use the cached results as they are.
+///
+/// The batch computes each collider's world pose with the same expression as Rapier
+/// (`body.position() * collider.position_wrt_parent()`), and `pos12 = pose1.inv_mul(&pose2)` with
+/// parry's own `Pose`, so in the synchronous mode the two agree to the bit; the tolerance only
+/// absorbs rounding if an integration computes poses another way.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pos12Tolerance {
+    /// Largest translation difference, relative to `max(1, |translation|)`.
+    pub translation: f32,
+    /// Largest rotation difference, in radians.
+    pub angle: f32,
+}
+
+impl Default for Pos12Tolerance {
+    fn default() -> Self {
+        Self { translation: 1e-5, angle: 1e-5 }
+    }
+}
+
+impl Pos12Tolerance {
+    /// Whether `a` and `b` agree within the tolerance.
+    pub fn matches(&self, a: &Pose, b: &Pose) -> bool {
+        let dt = (a.translation - b.translation).length();
+        let scale = a.translation.length().max(1.0);
+        // Unit quaternions q and -q are the same rotation; the chord |qa - qb| is about θ/2.
+        let chord = (a.rotation - b.rotation).length().min((a.rotation + b.rotation).length());
+        dt <= self.translation * scale && chord <= 0.5 * self.angle
+    }
+}
+
+/// Settings of the dispatcher side of the cache.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CacheSettings {
+    /// What to do for pairs without results at the current pose.
+    pub miss_policy: MissPolicy,
+    /// When cached results are used as they are.
+    pub tolerance: Pos12Tolerance,
+    /// [`MissPolicy::RefreshDepths`] only reuses results whose pose is within this displacement
+    /// (IRTCD 2013 Eq. 2 bound) of the current one. Default: the parameters' `distance_extension`,
+    /// the margin rtcd itself traces ahead with.
+    pub refresh_max_displacement: f32,
+}
+
+/// Counters of the dispatcher since the last [`ContactCache::reset_counters`] (the driver resets
+/// them at each batch, so after a step they describe that step).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CacheCounters {
+    /// Pairs served from the cache as they are.
+    pub hits: u64,
+    /// Pairs computed on the spot ([`MissPolicy::Exact`]).
+    pub misses: u64,
+    /// Pairs served from older results with refreshed depths ([`MissPolicy::RefreshDepths`]).
+    pub refreshed: u64,
+    /// Pairs answered with no contact because their bounding boxes are farther apart than the
+    /// prediction distance (no lookup needed).
+    pub separated: u64,
+    /// Time spent computing misses.
+    pub miss_time: Duration,
+}
+
+#[derive(Default)]
+struct Counters {
+    hits: AtomicU64,
+    misses: AtomicU64,
+    refreshed: AtomicU64,
+    separated: AtomicU64,
+    miss_nanos: AtomicU64,
+}
+
+pub(crate) enum Count {
+    Hit,
+    Miss(Duration),
+    Refreshed,
+    Separated,
+}
+
+#[derive(Default)]
+struct Entries {
+    pairs: FxHashMap<CacheKey, Vec<CachedPair>>,
+    prediction: f32,
+}
+
+struct Inner {
+    entries: RwLock<Entries>,
+    settings: RwLock<CacheSettings>,
+    counters: Counters,
+    exact: Mutex<NarrowPhase>,
+    grounds: GroundMeshes,
+}
+
+/// The cache shared by the driver and the dispatcher. Cloning shares it (`Arc` inside); it is
+/// `Send + Sync`.
+#[derive(Clone)]
+pub struct ContactCache {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ContactCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContactCache").field("pairs", &self.len()).field("settings", &self.settings()).finish()
+    }
+}
+
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+impl ContactCache {
+    /// An empty cache whose on-the-spot narrow phase uses `params`.
+    pub fn new(params: RtcdParams, grounds: GroundMeshes) -> Result<Self, ParamsError> {
+        let exact = NarrowPhase::new(params)?;
+        let settings = CacheSettings {
+            miss_policy: MissPolicy::Exact,
+            tolerance: Pos12Tolerance::default(),
+            refresh_max_displacement: params.distance_extension,
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                entries: RwLock::new(Entries::default()),
+                settings: RwLock::new(settings),
+                counters: Counters::default(),
+                exact: Mutex::new(exact),
+                grounds,
+            }),
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> CacheSettings {
+        *read(&self.inner.settings)
+    }
+
+    /// Changes the settings.
+    pub fn set_settings(&self, settings: CacheSettings) {
+        *write(&self.inner.settings) = settings;
+    }
+
+    /// Sets the parameters of the on-the-spot narrow phase (e.g. when the driver's change).
+    pub fn set_params(&self, params: RtcdParams) -> Result<(), ParamsError> {
+        self.inner.exact.lock().unwrap_or_else(|e| e.into_inner()).set_params(params)
+    }
+
+    /// The box meshes of cuboid colliders.
+    pub fn grounds(&self) -> &GroundMeshes {
+        &self.inner.grounds
+    }
+
+    /// Replaces the cached results with a batch's. `prediction` is the distance the batch kept
+    /// speculative contacts within.
+    pub fn publish(&self, pairs: impl IntoIterator<Item = (CacheKey, CachedPair)>, prediction: f32) {
+        let mut e = write(&self.inner.entries);
+        e.pairs.clear();
+        for (key, pair) in pairs {
+            e.pairs.entry(key).or_default().push(pair);
+        }
+        e.prediction = prediction;
+    }
+
+    /// Drops every cached result.
+    pub fn clear(&self) {
+        write(&self.inner.entries).pairs.clear();
+    }
+
+    /// Number of cached pairs.
+    pub fn len(&self) -> usize {
+        read(&self.inner.entries).pairs.values().map(Vec::len).sum()
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The prediction distance of the last published batch.
+    pub fn batch_prediction(&self) -> f32 {
+        read(&self.inner.entries).prediction
+    }
+
+    /// The counters since the last reset.
+    pub fn counters(&self) -> CacheCounters {
+        let c = &self.inner.counters;
+        CacheCounters {
+            hits: c.hits.load(Ordering::Relaxed),
+            misses: c.misses.load(Ordering::Relaxed),
+            refreshed: c.refreshed.load(Ordering::Relaxed),
+            separated: c.separated.load(Ordering::Relaxed),
+            miss_time: Duration::from_nanos(c.miss_nanos.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Sets every counter to zero.
+    pub fn reset_counters(&self) {
+        let c = &self.inner.counters;
+        for a in [&c.hits, &c.misses, &c.refreshed, &c.separated, &c.miss_nanos] {
+            a.store(0, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn count(&self, what: Count) {
+        let c = &self.inner.counters;
+        match what {
+            Count::Hit => c.hits.fetch_add(1, Ordering::Relaxed),
+            Count::Refreshed => c.refreshed.fetch_add(1, Ordering::Relaxed),
+            Count::Separated => c.separated.fetch_add(1, Ordering::Relaxed),
+            Count::Miss(t) => {
+                c.miss_nanos.fetch_add(t.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
+                c.misses.fetch_add(1, Ordering::Relaxed)
+            }
+        };
+    }
+
+    /// The cached manifolds of `key` computed at `pos12` (the key's order), within the tolerance.
+    pub fn exact(&self, key: &CacheKey, pos12: &Pose) -> Option<Vec<ContactManifold>> {
+        let tolerance = read(&self.inner.settings).tolerance;
+        let e = read(&self.inner.entries);
+        e.pairs.get(key)?.iter().find(|p| tolerance.matches(&p.pos12, pos12)).map(|p| p.manifolds.clone())
+    }
+
+    /// The cached result of `key` nearest to `pos12` (IRTCD Eq. 2 displacement), if within
+    /// `max_displacement`.
+    pub fn nearest(&self, key: &CacheKey, pos12: &Pose, max_displacement: f32) -> Option<CachedPair> {
+        let e = read(&self.inner.entries);
+        e.pairs
+            .get(key)?
+            .iter()
+            .map(|p| (pose_distance(&p.pos12, pos12, p.radius), p))
+            .filter(|(d, _)| *d <= max_displacement)
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, p)| p.clone())
+    }
+
+    /// Runs `f` on the on-the-spot CPU narrow phase (locked).
+    pub(crate) fn with_exact<R>(&self, f: impl FnOnce(&mut NarrowPhase) -> R) -> R {
+        f(&mut self.inner.exact.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::{Quat, Vec3};
+
+    #[test]
+    fn tolerance_on_translation_and_angle() {
+        let t = Pos12Tolerance::default();
+        let a = Pose::from_parts(Vec3::new(10.0, 0.0, 0.0), Quat::from_rotation_y(1.0));
+        assert!(t.matches(&a, &a));
+        let b = Pose::from_parts(Vec3::new(10.00005, 0.0, 0.0), Quat::from_rotation_y(1.0));
+        assert!(t.matches(&a, &b));
+        let c = Pose::from_parts(Vec3::new(10.001, 0.0, 0.0), Quat::from_rotation_y(1.0));
+        assert!(!t.matches(&a, &c));
+        let d = Pose::from_parts(Vec3::new(10.0, 0.0, 0.0), Quat::from_rotation_y(1.0 + 1e-3));
+        assert!(!t.matches(&a, &d));
+        let flipped_sign = Pose::from_parts(a.translation, -a.rotation);
+        assert!(t.matches(&a, &flipped_sign));
+    }
+
+    #[test]
+    fn keys_order_meshes() {
+        assert_eq!(CacheKey::meshes(3, 9), (CacheKey { a: 3, b: Partner::Mesh(9) }, false));
+        assert_eq!(CacheKey::meshes(9, 3), (CacheKey { a: 3, b: Partner::Mesh(9) }, true));
+    }
+
+    #[test]
+    fn same_key_told_apart_by_pose() {
+        let cache = ContactCache::new(RtcdParams::from_triangle_size(0.1), GroundMeshes::new()).unwrap();
+        let key = CacheKey::cuboid(1, [0, 0, 0]);
+        let p1 = Pose::from_translation(Vec3::X);
+        let p2 = Pose::from_translation(Vec3::NEG_X);
+        let m = |n: Vec3| ContactManifold { local_n1: n, local_n2: -n, points: Default::default() };
+        cache.publish(
+            [
+                (key, CachedPair { pos12: p1, manifolds: vec![m(Vec3::X)], radius: 1.0 }),
+                (key, CachedPair { pos12: p2, manifolds: vec![m(Vec3::NEG_X)], radius: 1.0 }),
+            ],
+            0.0,
+        );
+        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.exact(&key, &p2).unwrap()[0].local_n1, Vec3::NEG_X);
+        assert!(cache.exact(&key, &Pose::IDENTITY).is_none());
+        let near = Pose::from_translation(Vec3::new(0.9, 0.0, 0.0));
+        assert_eq!(cache.nearest(&key, &near, 0.2).unwrap().manifolds[0].local_n1, Vec3::X);
+        assert!(cache.nearest(&key, &near, 0.05).is_none());
+    }
+}

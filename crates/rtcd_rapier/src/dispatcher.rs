@@ -1,0 +1,229 @@
+//! [`RtcdDispatcher`]: the parry query dispatcher that hands our contacts to Rapier.
+//!
+//! Rapier's narrow phase calls [`PersistentQueryDispatcher::contact_manifolds`] for every pair it
+//! updates, with the two shapes, `pos12` and a prediction distance, and ignores the result
+//! (`let _ = ...`): for a pair we accept we always return `Ok` with rewritten manifolds. We accept
+//! [`RtcdShape`] vs [`RtcdShape`] and [`RtcdShape`] vs [`Cuboid`] (in either order); every other
+//! pair, and every other query (ray, distance, shape casts for CCD), returns `Err(Unsupported)` so
+//! the chained `DefaultQueryDispatcher` answers exactly as in plain Rapier (it sees our shape through
+//! [`Shape::as_composite_shape`]).
+//!
+//! **Contact skin.** Rapier passes `prediction = prediction_distance + skin1 + skin2` and, when it
+//! builds solver contacts, subtracts both skins from each point's `dist` itself
+//! (`pair_update.rs`). parry's own manifold functions report plain geometric distances within that
+//! prediction, and so do we: the skin needs nothing else here. The batch traces with the largest
+//! such prediction of its pairs, so speculative contacts within the skin are present.
+//!
+//! **Manifolds and workspace.** One Rapier manifold per rtcd normal group (at most 4 points each;
+//! Rapier's contact clustering merges groups within ~5°). Rapier's solver graph only rebuilds a
+//! pair whose manifold count may change when the pair has a workspace, so we always set
+//! `*workspace = Some(RtcdWorkspace)`, as parry's composite-shape code does.
+
+use std::time::Instant;
+
+use parry3d::{
+    bounding_volume::BoundingVolume,
+    math::{Pose, Real, Vector},
+    query::{
+        ClosestPoints, Contact, ContactManifold, ContactManifoldsWorkspace, NonlinearRigidMotion, PersistentQueryDispatcher,
+        QueryDispatcher, ShapeCastHit, ShapeCastOptions, TypedWorkspaceData, Unsupported, WorkspaceData,
+        details::NormalConstraints,
+    },
+    shape::{Cuboid, Shape},
+};
+use rapier3d::geometry::{ContactData, ContactManifoldData};
+use rtcd::{PairInput, PairKey, StepOptions};
+
+use crate::{
+    cache::{CacheKey, ContactCache, Count, MissPolicy},
+    convert::{flipped, refresh_depths, to_rtcd},
+    ground::cuboid_key,
+    manifolds::write_manifolds,
+    shape::RtcdShape,
+};
+
+/// The workspace we attach to our pairs: carries nothing, but its presence makes Rapier treat the
+/// pair like a composite one and rebuild its solver graph entries when the manifold count changes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RtcdWorkspace;
+
+impl WorkspaceData for RtcdWorkspace {
+    fn as_typed_workspace_data(&self) -> TypedWorkspaceData<'_> {
+        TypedWorkspaceData::Custom
+    }
+
+    fn clone_dyn(&self) -> Box<dyn WorkspaceData> {
+        Box::new(*self)
+    }
+}
+
+/// The query dispatcher to put in front of Rapier's default one:
+/// `NarrowPhase::with_query_dispatcher(RtcdDispatcher::new(cache).chain(DefaultQueryDispatcher))`.
+#[derive(Clone, Debug)]
+pub struct RtcdDispatcher {
+    cache: ContactCache,
+}
+
+/// One side of a pair, as the dispatcher recognises it.
+enum Side<'a> {
+    Mesh(&'a RtcdShape),
+    Cuboid(&'a Cuboid),
+}
+
+impl<'a> Side<'a> {
+    fn of(g: &'a dyn Shape) -> Option<Self> {
+        if let Some(s) = g.as_shape::<RtcdShape>() {
+            Some(Side::Mesh(s))
+        } else {
+            g.as_cuboid().map(Side::Cuboid)
+        }
+    }
+}
+
+impl RtcdDispatcher {
+    /// A dispatcher reading `cache` (the one the [`RtcdDriver`](crate::RtcdDriver) fills).
+    pub fn new(cache: ContactCache) -> Self {
+        Self { cache }
+    }
+
+    /// The cache it reads.
+    pub fn cache(&self) -> &ContactCache {
+        &self.cache
+    }
+
+    /// Our contacts for `g1`/`g2` at `pos12` (rtcd manifolds in this call's order), or `None` when
+    /// the pair is not ours.
+    pub fn resolve(&self, pos12: &Pose, g1: &dyn Shape, g2: &dyn Shape, prediction: Real) -> Option<Vec<rtcd::ContactManifold>> {
+        let (s1, s2) = (Side::of(g1)?, Side::of(g2)?);
+        // (cache key, whether this call's order is the key's order swapped) candidates.
+        let (keys, mesh1, mesh2) = match (&s1, &s2) {
+            (Side::Mesh(a), Side::Mesh(b)) => {
+                let (key, swapped) = CacheKey::meshes(a.id(), b.id());
+                // Two colliders sharing an instance: the stored order is unknown, try both.
+                let keys = if a.id() == b.id() { vec![(key, false), (key, true)] } else { vec![(key, swapped)] };
+                (keys, a.mesh().clone(), b.mesh().clone())
+            }
+            (Side::Mesh(a), Side::Cuboid(c)) => {
+                let ground = self.cache.grounds().get(c.half_extents)?;
+                (vec![(CacheKey::cuboid(a.id(), cuboid_key(c.half_extents)), false)], a.mesh().clone(), ground)
+            }
+            (Side::Cuboid(c), Side::Mesh(b)) => {
+                let ground = self.cache.grounds().get(c.half_extents)?;
+                (vec![(CacheKey::cuboid(b.id(), cuboid_key(c.half_extents)), true)], ground, b.mesh().clone())
+            }
+            (Side::Cuboid(_), Side::Cuboid(_)) => return None,
+        };
+
+        // Farther apart than the prediction: no contact, nothing to look up.
+        let aabb1 = g1.compute_local_aabb().loosened(prediction.max(0.0));
+        if !aabb1.intersects(&g2.compute_aabb(pos12)) {
+            self.cache.count(Count::Separated);
+            return Some(Vec::new());
+        }
+
+        let in_order = |ms: Vec<rtcd::ContactManifold>, swapped: bool| {
+            if swapped { ms.iter().map(flipped).collect() } else { ms }
+        };
+        for &(key, swapped) in &keys {
+            let stored_pos12 = if swapped { pos12.inverse() } else { *pos12 };
+            if let Some(ms) = self.cache.exact(&key, &stored_pos12) {
+                self.cache.count(Count::Hit);
+                return Some(in_order(ms, swapped));
+            }
+        }
+        let settings = self.cache.settings();
+        if settings.miss_policy == MissPolicy::RefreshDepths {
+            for &(key, swapped) in &keys {
+                let stored_pos12 = if swapped { pos12.inverse() } else { *pos12 };
+                if let Some(mut pair) = self.cache.nearest(&key, &stored_pos12, settings.refresh_max_displacement) {
+                    pair.manifolds.iter_mut().for_each(|m| refresh_depths(m, &stored_pos12));
+                    self.cache.count(Count::Refreshed);
+                    return Some(in_order(pair.manifolds, swapped));
+                }
+            }
+        }
+
+        // Not in the cache: compute on the spot, in this call's order (a standard trace: the
+        // on-the-spot narrow phase keeps no useful state between unrelated pairs).
+        let start = Instant::now();
+        let input = PairInput::new(PairKey::new(1, 2), &mesh1, &mesh2, to_rtcd(pos12));
+        let opts = StepOptions { prediction_distance: prediction.max(0.0), force_standard: true, ..Default::default() };
+        let mut out = self.cache.with_exact(|np| np.step(&[input], &opts));
+        let manifolds = out.pairs.pop().map(|p| p.manifolds).unwrap_or_default();
+        self.cache.count(Count::Miss(start.elapsed()));
+        Some(manifolds)
+    }
+}
+
+impl QueryDispatcher for RtcdDispatcher {
+    fn intersection_test(&self, _: &Pose, _: &dyn Shape, _: &dyn Shape) -> Result<bool, Unsupported> {
+        Err(Unsupported)
+    }
+
+    fn distance(&self, _: &Pose, _: &dyn Shape, _: &dyn Shape) -> Result<Real, Unsupported> {
+        Err(Unsupported)
+    }
+
+    fn contact(&self, _: &Pose, _: &dyn Shape, _: &dyn Shape, _: Real) -> Result<Option<Contact>, Unsupported> {
+        Err(Unsupported)
+    }
+
+    fn closest_points(&self, _: &Pose, _: &dyn Shape, _: &dyn Shape, _: Real) -> Result<ClosestPoints, Unsupported> {
+        Err(Unsupported)
+    }
+
+    fn cast_shapes(
+        &self,
+        _: &Pose,
+        _: Vector,
+        _: &dyn Shape,
+        _: &dyn Shape,
+        _: ShapeCastOptions,
+    ) -> Result<Option<ShapeCastHit>, Unsupported> {
+        Err(Unsupported)
+    }
+
+    fn cast_shapes_nonlinear(
+        &self,
+        _: &NonlinearRigidMotion,
+        _: &dyn Shape,
+        _: &NonlinearRigidMotion,
+        _: &dyn Shape,
+        _: Real,
+        _: Real,
+        _: bool,
+    ) -> Result<Option<ShapeCastHit>, Unsupported> {
+        Err(Unsupported)
+    }
+}
+
+impl PersistentQueryDispatcher<ContactManifoldData, ContactData> for RtcdDispatcher {
+    fn contact_manifolds(
+        &self,
+        pos12: &Pose,
+        g1: &dyn Shape,
+        g2: &dyn Shape,
+        prediction: Real,
+        manifolds: &mut Vec<ContactManifold<ContactManifoldData, ContactData>>,
+        workspace: &mut Option<ContactManifoldsWorkspace>,
+    ) -> Result<(), Unsupported> {
+        let ours = self.resolve(pos12, g1, g2, prediction).ok_or(Unsupported)?;
+        write_manifolds(&ours, pos12, prediction, manifolds);
+        // Always, whatever the count: see the module docs.
+        *workspace = Some(ContactManifoldsWorkspace(Box::new(RtcdWorkspace)));
+        Ok(())
+    }
+
+    fn contact_manifold_convex_convex(
+        &self,
+        _: &Pose,
+        _: &dyn Shape,
+        _: &dyn Shape,
+        _: Option<&dyn NormalConstraints>,
+        _: Option<&dyn NormalConstraints>,
+        _: Real,
+        _: &mut ContactManifold<ContactManifoldData, ContactData>,
+    ) -> Result<(), Unsupported> {
+        Err(Unsupported)
+    }
+}

@@ -1,0 +1,357 @@
+//! [`RtcdDriver`]: the batch pass run before each `PhysicsPipeline::step`.
+//!
+//! Rapier's dispatcher is called pair by pair from inside the step; a ray tracer (and above all a
+//! GPU one) wants every pair at once. So before the step the driver collects the colliders whose
+//! shape is an [`RtcdShape`] (and cuboids, as grounds and walls), computes each one's world pose
+//! exactly as Rapier will (`body.position() * collider.position_wrt_parent()`), finds the candidate
+//! pairs with its own broad phase (boxes extended by the prediction, skins and a margin; sort and
+//! sweep), runs one [`NarrowPhaseBackend::step`] over all of them, and publishes the manifolds in
+//! the [`ContactCache`] the [`RtcdDispatcher`] reads during the step.
+//!
+//! The backend is injectable (a GPU one later); a CPU [`NarrowPhase`] is kept as a fallback: on a
+//! backend error the driver warns once, switches to the CPU for good and re-runs the step, so no
+//! step goes without contacts.
+
+use std::{sync::Arc, time::Instant};
+
+use parry3d::{math::Pose, query::DefaultQueryDispatcher, query::QueryDispatcher};
+use rapier3d::{
+    dynamics::{RigidBodyHandle, RigidBodySet, RigidBodyType},
+    geometry::{ActiveCollisionTypes, ColliderHandle, ColliderSet, InteractionGroups, NarrowPhase as RapierNarrowPhase},
+};
+use rtcd::{NarrowPhase, NarrowPhaseBackend, PairInput, PairKey, ParamsError, RtcdMesh, RtcdParams, StepOptions, StepOutput};
+use rustc_hash::FxHashSet;
+
+use crate::{
+    broad_phase::sweep_and_prune,
+    cache::{CacheKey, CacheSettings, CachedPair, ContactCache, MissPolicy},
+    convert::to_rtcd,
+    dispatcher::RtcdDispatcher,
+    ground::{GroundMeshes, cuboid_key},
+    metrics::RtcdMetrics,
+    shape::RtcdShape,
+};
+
+/// Settings of the batch pass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DriverSettings {
+    /// Added to the prediction distance and the contact skins when the batch's broad phase pairs two
+    /// bounding boxes. Pairs a little farther apart than the prediction keep their iterative state
+    /// (IRTCD records, predictive rays) and are ready when they close in. Default: the parameters'
+    /// `distance_extension` (2014 §3.1).
+    pub margin: f32,
+    /// Treat cuboid colliders as rtcd boxes against our meshes. With `false`, mesh-cuboid pairs are
+    /// left to Rapier's default dispatcher (through the composite triangle mesh).
+    pub cuboids: bool,
+}
+
+impl DriverSettings {
+    /// Defaults for these parameters.
+    pub fn for_params(params: &RtcdParams) -> Self {
+        Self { margin: params.distance_extension, cuboids: true }
+    }
+}
+
+/// High bits of the backend keys of cuboids, and of meshes whose instance id is shared by several
+/// colliders. Instance ids count up from 1 and never reach them.
+const CUBOID_KEY_BIT: u64 = 1 << 63;
+const SHARED_INSTANCE_KEY_BIT: u64 = 1 << 62;
+
+fn collider_key(bit: u64, h: ColliderHandle) -> u64 {
+    let (index, generation) = h.into_raw_parts();
+    bit | ((generation as u64 & 0x3fff_ffff) << 32) | index as u64
+}
+
+/// What the batch knows of one collider.
+struct Entry {
+    handle: ColliderHandle,
+    /// Instance id of a mesh, or `None` for a cuboid.
+    instance: Option<u64>,
+    cuboid: Option<crate::ground::CuboidKey>,
+    mesh: Arc<RtcdMesh>,
+    pose: Pose,
+    skin: f32,
+    body: Option<RigidBodyHandle>,
+    body_type: RigidBodyType,
+    active: bool,
+    groups: InteractionGroups,
+    collision_types: ActiveCollisionTypes,
+    /// The backend's id of this collider (stable across steps).
+    key: u64,
+}
+
+/// The batch pass and its backend. See the module docs.
+pub struct RtcdDriver {
+    backend: Box<dyn NarrowPhaseBackend>,
+    fallback: Option<NarrowPhase>,
+    fell_back: bool,
+    cache: ContactCache,
+    settings: DriverSettings,
+    metrics: RtcdMetrics,
+    warned_shared_instance: bool,
+    entries: Vec<Entry>,
+    boxes: Vec<rtcd::Aabb>,
+    order: Vec<u32>,
+    candidates: Vec<(u32, u32)>,
+}
+
+impl std::fmt::Debug for RtcdDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RtcdDriver")
+            .field("backend", &self.backend.name())
+            .field("fell_back", &self.fell_back)
+            .field("settings", &self.settings)
+            .field("cache", &self.cache)
+            .finish()
+    }
+}
+
+impl RtcdDriver {
+    /// A driver on the CPU backend ([`rtcd::NarrowPhase`]) with these parameters.
+    pub fn new(params: RtcdParams) -> Result<Self, ParamsError> {
+        Self::with_backend(Box::new(NarrowPhase::new(params)?))
+    }
+
+    /// A driver on any backend, with a CPU fallback using the backend's parameters.
+    pub fn with_backend(backend: Box<dyn NarrowPhaseBackend>) -> Result<Self, ParamsError> {
+        let params = *backend.params();
+        let fallback = NarrowPhase::new(params)?;
+        let cache = ContactCache::new(params, GroundMeshes::new())?;
+        Ok(Self {
+            metrics: RtcdMetrics { backend: backend.name(), ..Default::default() },
+            backend,
+            fallback: Some(fallback),
+            fell_back: false,
+            cache,
+            settings: DriverSettings::for_params(&params),
+            warned_shared_instance: false,
+            entries: Vec::new(),
+            boxes: Vec::new(),
+            order: Vec::new(),
+            candidates: Vec::new(),
+        })
+    }
+
+    /// The cache shared with the dispatcher.
+    pub fn cache(&self) -> &ContactCache {
+        &self.cache
+    }
+
+    /// A dispatcher reading this driver's cache.
+    pub fn dispatcher(&self) -> RtcdDispatcher {
+        RtcdDispatcher::new(self.cache.clone())
+    }
+
+    /// A Rapier narrow phase with our dispatcher chained in front of Rapier's default one. Install it
+    /// before any collider is added (Rapier does not re-report existing pairs).
+    pub fn rapier_narrow_phase(&self) -> RapierNarrowPhase {
+        RapierNarrowPhase::with_query_dispatcher(self.dispatcher().chain(DefaultQueryDispatcher))
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> DriverSettings {
+        self.settings
+    }
+
+    /// Changes the settings.
+    pub fn set_settings(&mut self, settings: DriverSettings) {
+        self.settings = settings;
+    }
+
+    /// What the dispatcher does with pairs the batch did not compute at the current pose.
+    pub fn set_miss_policy(&self, miss_policy: MissPolicy) {
+        self.cache.set_settings(CacheSettings { miss_policy, ..self.cache.settings() });
+    }
+
+    /// The backend's parameters.
+    pub fn params(&self) -> &RtcdParams {
+        self.backend.params()
+    }
+
+    /// The name of the backend in use.
+    pub fn backend_name(&self) -> String {
+        self.backend.name()
+    }
+
+    /// Whether the injected backend failed and the CPU fallback took over.
+    pub fn fell_back(&self) -> bool {
+        self.fell_back
+    }
+
+    /// Figures of the last batch, with the dispatcher's counters as they are now (call after
+    /// Rapier's step for the whole step).
+    pub fn metrics(&self) -> RtcdMetrics {
+        RtcdMetrics { cache: self.cache.counters(), ..self.metrics.clone() }
+    }
+
+    /// The batch pass: call right before `PhysicsPipeline::step`, after every change to bodies and
+    /// colliders, with the step's `IntegrationParameters::prediction_distance()`. Resets the
+    /// dispatcher's counters and replaces the cache's results.
+    pub fn detect(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet, prediction: f32) -> RtcdMetrics {
+        let start = Instant::now();
+        self.cache.reset_counters();
+        let prediction = if prediction.is_finite() { prediction.max(0.0) } else { 0.0 };
+        self.collect(bodies, colliders);
+        let grow = 0.5 * (prediction + self.settings.margin.max(0.0));
+        self.boxes.clear();
+        self.boxes.extend(self.entries.iter().map(|e| e.mesh.aabb().transformed(&to_rtcd(&e.pose)).extended(grow + e.skin)));
+        self.candidates.clear();
+        sweep_and_prune(&self.boxes, &mut self.order, &mut self.candidates);
+
+        // Orient and filter the pairs, as Rapier would filter them before calling the dispatcher.
+        let mut pairs: Vec<(usize, usize, Pose)> = Vec::with_capacity(self.candidates.len());
+        let mut batch_prediction = prediction;
+        for &(i, j) in &self.candidates {
+            let (a, b) = (&self.entries[i as usize], &self.entries[j as usize]);
+            let (first, second) = match (a.instance, b.instance) {
+                (None, None) => continue,
+                (Some(_), None) => (i, j),
+                (None, Some(_)) => (j, i),
+                (Some(x), Some(y)) => if (x, a.handle.into_raw_parts()) <= (y, b.handle.into_raw_parts()) { (i, j) } else { (j, i) },
+            };
+            let (e1, e2) = (&self.entries[first as usize], &self.entries[second as usize]);
+            if !(e1.active || e2.active)
+                || (e1.body.is_some() && e1.body == e2.body)
+                || !e1.groups.test(e2.groups)
+                || !(e1.collision_types.test(e1.body_type, e2.body_type) || e2.collision_types.test(e1.body_type, e2.body_type))
+            {
+                continue;
+            }
+            // Rapier's prediction for the pair: the distance plus both contact skins.
+            batch_prediction = batch_prediction.max(prediction + e1.skin + e2.skin);
+            pairs.push((first as usize, second as usize, e1.pose.inv_mul(&e2.pose)));
+        }
+        let broad_phase_time = start.elapsed();
+
+        let inputs: Vec<PairInput> = pairs
+            .iter()
+            .map(|&(i, j, pos12)| {
+                let (e1, e2) = (&self.entries[i], &self.entries[j]);
+                PairInput::new(PairKey::new(e1.key, e2.key), &e1.mesh, &e2.mesh, to_rtcd(&pos12))
+            })
+            .collect();
+        let opts = StepOptions { prediction_distance: batch_prediction, ..Default::default() };
+        let out = Self::run_step(&mut self.backend, &mut self.fallback, &mut self.fell_back, &inputs, &opts);
+        drop(inputs);
+
+        let entries = &self.entries;
+        let published = pairs.iter().zip(out.pairs).filter(|(_, o)| o.error.is_none()).filter_map(|(&(i, j, pos12), o)| {
+            let (e1, e2) = (&entries[i], &entries[j]);
+            // Shape 1 is always a mesh (see the orientation above).
+            let id1 = e1.instance?;
+            let key = match (e2.instance, e2.cuboid) {
+                (Some(id2), _) => CacheKey::meshes(id1, id2).0,
+                (None, Some(c)) => CacheKey::cuboid(id1, c),
+                (None, None) => return None,
+            };
+            let radius = e1.mesh.max_radius().max(e2.mesh.max_radius());
+            Some((key, CachedPair { pos12, manifolds: o.manifolds, radius }))
+        });
+        self.cache.publish(published, batch_prediction);
+
+        self.metrics = RtcdMetrics {
+            backend: self.backend.name(),
+            fell_back: self.fell_back,
+            colliders: self.entries.len(),
+            batch_pairs: pairs.len(),
+            narrow_phase: out.metrics,
+            cache: Default::default(),
+            broad_phase_time,
+            detect_time: start.elapsed(),
+        };
+        self.metrics()
+    }
+
+    /// Collects our colliders and the cuboids with their poses, as Rapier will see them this step.
+    fn collect(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet) {
+        self.entries.clear();
+        let mut seen = FxHashSet::default();
+        let mut shared = FxHashSet::default();
+        for (handle, co) in colliders.iter() {
+            if !co.is_enabled() || co.is_sensor() {
+                continue;
+            }
+            let shape = co.shape();
+            let (instance, cuboid, mesh) = if let Some(s) = shape.as_shape::<RtcdShape>() {
+                (Some(s.id()), None, s.mesh().clone())
+            } else if let Some(c) = shape.as_cuboid().filter(|_| self.settings.cuboids) {
+                match self.cache.grounds().get(c.half_extents) {
+                    Some(m) => (None, Some(cuboid_key(c.half_extents)), m),
+                    None => continue,
+                }
+            } else {
+                continue;
+            };
+            let rb = co.parent().and_then(|h| bodies.get(h));
+            // The expression Rapier uses when it moves colliders with their body.
+            let pose = match (rb, co.position_wrt_parent()) {
+                (Some(rb), Some(local)) => *rb.position() * *local,
+                _ => *co.position(),
+            };
+            if let Some(id) = instance
+                && !seen.insert(id)
+            {
+                shared.insert(id);
+            }
+            self.entries.push(Entry {
+                handle,
+                instance,
+                cuboid,
+                mesh,
+                pose,
+                skin: co.contact_skin().max(0.0),
+                body: rb.and(co.parent()),
+                body_type: rb.map_or(RigidBodyType::Fixed, |rb| rb.body_type()),
+                active: rb.is_some_and(|rb| !rb.is_fixed() && !rb.is_sleeping()),
+                groups: co.collision_groups(),
+                collision_types: co.active_collision_types(),
+                key: 0,
+            });
+        }
+        if !shared.is_empty() && !self.warned_shared_instance {
+            self.warned_shared_instance = true;
+            log::warn!(
+                "rtcd_rapier: {} RtcdShape instance id(s) are used by several colliders; give each collider its own \
+                 `RtcdShape::instance()` (results are still told apart by pose, at a cost)",
+                shared.len()
+            );
+        }
+        for e in &mut self.entries {
+            e.key = match e.instance {
+                Some(id) if !shared.contains(&id) => id,
+                Some(_) => collider_key(SHARED_INSTANCE_KEY_BIT, e.handle),
+                None => collider_key(CUBOID_KEY_BIT, e.handle),
+            };
+        }
+    }
+
+    /// One backend step; on error, warn once, switch to the CPU fallback for good and re-run.
+    fn run_step(
+        backend: &mut Box<dyn NarrowPhaseBackend>,
+        fallback: &mut Option<NarrowPhase>,
+        fell_back: &mut bool,
+        inputs: &[PairInput],
+        opts: &StepOptions,
+    ) -> StepOutput {
+        match backend.step(inputs, opts) {
+            Ok(out) => out,
+            Err(e) => match fallback.take() {
+                Some(cpu) => {
+                    log::warn!(
+                        "rtcd_rapier: narrow-phase backend `{}` failed ({e}); switching to the CPU backend for the rest of the run",
+                        backend.name()
+                    );
+                    *backend = Box::new(cpu);
+                    *fell_back = true;
+                    Self::run_step(backend, fallback, fell_back, inputs, opts)
+                }
+                None => {
+                    // Only reachable when the CPU fallback itself failed, which it never does;
+                    // the dispatcher's miss path then computes every pair.
+                    log::warn!("rtcd_rapier: backend `{}` failed ({e}) with no fallback left", backend.name());
+                    StepOutput::default()
+                }
+            },
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Cuboid colliders (the usual static ground and walls) seen as [`RtcdMesh`] boxes, so our meshes
+//! collide with them through the ray-traced narrow phase too. One mesh per distinct half-extents,
+//! built once and shared by the driver and the dispatcher.
+
+use std::sync::{Arc, Mutex};
+
+use glam::Vec3;
+use rtcd::{RtcdMesh, shapes};
+use rustc_hash::FxHashMap;
+
+/// Identifies a cuboid by its exact half-extents (the bits of the three floats). The dispatcher only
+/// sees the `Cuboid` shape, so this is all it can key on; cuboids with equal half-extents are told
+/// apart by their relative pose.
+pub type CuboidKey = [u32; 3];
+
+/// The key of a cuboid's half-extents.
+pub fn cuboid_key(half_extents: Vec3) -> CuboidKey {
+    half_extents.to_array().map(f32::to_bits)
+}
+
+/// A shared cache of box meshes by half-extents. Cloning shares the cache.
+#[derive(Clone, Debug, Default)]
+pub struct GroundMeshes {
+    meshes: Arc<Mutex<FxHashMap<CuboidKey, Option<Arc<RtcdMesh>>>>>,
+}
+
+impl GroundMeshes {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The box mesh for these half-extents (8 vertices, 12 triangles; the meshes' vertex rays hit
+    /// its faces). `None` when the box is rejected (zero or non-finite extents); that is logged once
+    /// per half-extents and the pair is left to Rapier's default dispatcher.
+    pub fn get(&self, half_extents: Vec3) -> Option<Arc<RtcdMesh>> {
+        let key = cuboid_key(half_extents);
+        let mut meshes = self.meshes.lock().unwrap_or_else(|e| e.into_inner());
+        meshes
+            .entry(key)
+            .or_insert_with(|| {
+                let (v, i) = shapes::cuboid(half_extents);
+                match RtcdMesh::new(format!("cuboid {half_extents}"), &v, &i) {
+                    Ok(m) => Some(Arc::new(m)),
+                    Err(e) => {
+                        log::warn!("rtcd_rapier: cuboid {half_extents} is left to Rapier's narrow phase: {e}");
+                        None
+                    }
+                }
+            })
+            .clone()
+    }
+
+    /// Number of half-extents seen.
+    pub fn len(&self) -> usize {
+        self.meshes.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Whether no cuboid was seen yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_mesh_per_half_extents() {
+        let g = GroundMeshes::new();
+        let a = g.get(Vec3::new(5.0, 0.5, 5.0)).unwrap();
+        let b = g.clone().get(Vec3::new(5.0, 0.5, 5.0)).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(a.positions().len(), 8);
+        assert!(g.get(Vec3::new(0.0, 1.0, 1.0)).is_none());
+        assert_eq!(g.len(), 2);
+    }
+}

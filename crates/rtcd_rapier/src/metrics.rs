@@ -1,0 +1,44 @@
+//! Per-step figures of the integration: the batch's narrow-phase metrics, what the dispatcher did
+//! with them during Rapier's step (cache hits and misses), and times.
+
+use std::time::Duration;
+
+use rtcd::StepMetrics;
+
+use crate::cache::CacheCounters;
+
+/// Figures of the last step: the batch pass ([`RtcdDriver::detect`](crate::RtcdDriver::detect)) and,
+/// once Rapier's step has run, the dispatcher's counters for that step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RtcdMetrics {
+    /// Name of the backend that ran the batch (e.g. `"cpu"`).
+    pub backend: String,
+    /// Whether the injected backend failed at some point and the CPU fallback took over for good.
+    pub fell_back: bool,
+    /// Colliders the batch saw: our meshes and the cuboids.
+    pub colliders: usize,
+    /// Candidate pairs of the batch's broad phase, sent to the backend.
+    pub batch_pairs: usize,
+    /// The backend's figures for the batch (rays, manifolds, depths, its own time).
+    pub narrow_phase: StepMetrics,
+    /// What the dispatcher did during Rapier's step: pairs served from the batch (hits), computed on
+    /// the spot (misses), refreshed, or skipped as separated.
+    pub cache: CacheCounters,
+    /// Our broad phase (collecting colliders, poses, sort and sweep).
+    pub broad_phase_time: Duration,
+    /// The whole batch pass: broad phase, backend step and publishing to the cache.
+    pub detect_time: Duration,
+}
+
+impl RtcdMetrics {
+    /// Share of our pairs Rapier asked for that the batch had computed (1 when none was asked for).
+    pub fn hit_rate(&self) -> f64 {
+        let served = self.cache.hits + self.cache.misses + self.cache.refreshed;
+        if served == 0 { 1.0 } else { self.cache.hits as f64 / served as f64 }
+    }
+
+    /// Time of the whole narrow phase for our pairs: the batch plus the misses computed in the step.
+    pub fn total_time(&self) -> Duration {
+        self.detect_time + self.cache.miss_time
+    }
+}

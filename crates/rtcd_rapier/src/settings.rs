@@ -1,0 +1,37 @@
+//! Rapier settings for a batch-computed narrow phase.
+//!
+//! **Contact recycling must be off.** This Rapier build recycles a pair's contacts while its
+//! relative pose drifts less than `normalized_contact_recycle_distance`: the dispatcher is then not
+//! called and the old points and solver anchors are reused. With our batch that means a pair the
+//! batch traced gets stale contacts anyway, and the iterative tracer (IRTCD) loses pairs from its
+//! per-step input (the backend frees state of pairs absent from a step). Every pair must reach the
+//! dispatcher every step, so the batch and the solver see the same contacts.
+//!
+//! **CCD.** Rapier's CCD stays on (`max_ccd_substeps = 1` by default). A body is swept when a point
+//! moves more than half its collider's `ccd_thickness` in a step; [`RtcdShape`](crate::RtcdShape)
+//! reports its thinnest wall (smallest vertex exit distance), so only bodies fast enough to pass
+//! through a wall unseen by vertex rays are swept. The sweep itself (`cast_shapes_nonlinear`) is
+//! answered by Rapier's default dispatcher on our triangle mesh (a surface time of impact), and the
+//! contacts at the clamped pose come from us on the next step. `max_ccd_substeps = 0` turns CCD off
+//! entirely; substeps above 1 re-run collision detection inside the step, which the batch does not
+//! cover (those extra detections go through the miss path).
+//!
+//! **Prediction.** Pass `IntegrationParameters::prediction_distance()` to
+//! [`RtcdDriver::detect`](crate::RtcdDriver::detect): vertices within it of the other body become
+//! speculative contacts (positive `dist`) from rtcd's predictive rays, as Rapier's own manifolds do.
+//! Contact clustering stays on: it merges our normal groups that are within ~5° of each other.
+
+use rapier3d::dynamics::IntegrationParameters;
+
+/// Configures `params` for the ray-traced narrow phase: contact recycling off (see the module docs
+/// for why this is mandatory). Everything else is left as Rapier's defaults.
+pub fn configure_integration_parameters(params: &mut IntegrationParameters) {
+    params.contact_recycling = false;
+}
+
+/// Rapier's default parameters with [`configure_integration_parameters`] applied.
+pub fn integration_parameters() -> IntegrationParameters {
+    let mut p = IntegrationParameters::default();
+    configure_integration_parameters(&mut p);
+    p
+}

@@ -1,0 +1,219 @@
+//! `#[repr(C)]` Pod mirrors of the WGSL structs in `shaders/types.wgsl`. A test pins each size to the
+//! shader's layout (computed by naga from the WGSL source).
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Quat, Vec3};
+
+pub use rtcd::bvh::BvhNode as GpuBvhNode;
+
+/// `Vertex`: position with the exit distance in `w`, outward normal.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuVertex {
+    /// xyz position, w exit distance.
+    pub p: [f32; 4],
+    /// xyz outward normal.
+    pub n: [f32; 4],
+}
+
+/// `Triangle`: mesh-local corner indices, neighbours, outward normal.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuTriangle {
+    /// Corners (w unused).
+    pub v: [u32; 4],
+    /// Neighbours across edges 0, 1, 2 (w unused), `u32::MAX` for none.
+    pub adj: [u32; 4],
+    /// Outward unit normal (w unused).
+    pub n: [f32; 4],
+}
+
+/// `MeshRef`: where a mesh lives in the shared geometry buffers.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuMeshRef {
+    /// First vertex.
+    pub vertex_offset: u32,
+    /// Vertex count.
+    pub vertex_count: u32,
+    /// First triangle.
+    pub triangle_offset: u32,
+    /// Triangle count.
+    pub triangle_count: u32,
+    /// First BVH node.
+    pub bvh_offset: u32,
+    /// BVH node count.
+    pub bvh_count: u32,
+    /// Padding.
+    pub _pad_a: u32,
+    /// Padding.
+    pub _pad_b: u32,
+}
+
+/// `Pair`: one pair of one step.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuPair {
+    /// Shape 2's rotation in shape 1's frame (xyzw).
+    pub pose12_q: [f32; 4],
+    /// Shape 2's translation in shape 1's frame.
+    pub pose12_t: [f32; 4],
+    /// Shape 1's rotation in shape 2's frame.
+    pub pose21_q: [f32; 4],
+    /// Shape 1's translation in shape 2's frame.
+    pub pose21_t: [f32; 4],
+    /// Candidate region of shape 1's vertices (shape 1's frame).
+    pub region_a_min: [f32; 4],
+    /// See `region_a_min`.
+    pub region_a_max: [f32; 4],
+    /// Candidate region of shape 2's vertices (shape 2's frame).
+    pub region_b_min: [f32; 4],
+    /// See `region_b_min`.
+    pub region_b_max: [f32; 4],
+    /// Shape 1's mesh.
+    pub mesh_a: GpuMeshRef,
+    /// Shape 2's mesh.
+    pub mesh_b: GpuMeshRef,
+    /// Pair-table slot.
+    pub slot: u32,
+    /// `PAIR_STANDARD | PAIR_NEW`.
+    pub flags: u32,
+    /// First entry in the flattened ray list.
+    pub entry_offset: u32,
+    /// Entries of direction 0.
+    pub entries_a: u32,
+    /// Entries of direction 1.
+    pub entries_b: u32,
+    /// Padding.
+    pub _pad_a: u32,
+    /// Padding.
+    pub _pad_b: u32,
+    /// Padding.
+    pub _pad_c: u32,
+}
+
+/// `Pair.flags`: traced with the standard tracer this step.
+pub const PAIR_STANDARD: u32 = 1;
+/// `Pair.flags`: first step of the pair in its slot (reset the slot).
+pub const PAIR_NEW: u32 = 2;
+
+/// `Slot`: a pair-table slot.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuSlot {
+    /// Reference rotation (t_ni, q_ni of IRTCD Eq. 2).
+    pub ref_q: [f32; 4],
+    /// Reference translation; `w = 1` when set.
+    pub ref_t: [f32; 4],
+    /// First record of direction 0.
+    pub rec_offset_a: u32,
+    /// Records of direction 0.
+    pub rec_count_a: u32,
+    /// First record of direction 1.
+    pub rec_offset_b: u32,
+    /// Records of direction 1.
+    pub rec_count_b: u32,
+}
+
+/// `Record`: what a ray remembers between steps.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuRecord {
+    /// Casting vertex.
+    pub vertex: u32,
+    /// Triangle, with bit 31 set for a prediction.
+    pub triangle: u32,
+}
+
+/// `EntryHit`: one traced ray.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuEntryHit {
+    /// Triangle hit (`u32::MAX` for none).
+    pub triangle: u32,
+    /// Ray parameter.
+    pub t: f32,
+    /// `outcome | ray kind << 2 | direction << 4`.
+    pub kind: u32,
+    /// Casting vertex.
+    pub vertex: u32,
+}
+
+/// `ContactOut`: one compacted contact or prediction, in shape 1's frame.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuContactOut {
+    /// Point on shape 1; w = signed distance.
+    pub point_a: [f32; 4],
+    /// Point on shape 2 in shape 1's frame; w = ray parameter.
+    pub point_b: [f32; 4],
+    /// Normal from shape 1 toward shape 2.
+    pub normal_a: [f32; 4],
+    /// Ray direction in shape 1's frame.
+    pub ray: [f32; 4],
+    /// Pair index, vertex, triangle, kind.
+    pub info: [u32; 4],
+}
+
+/// `Params`: step constants (uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuParams {
+    /// 2014 Eq. 1.
+    pub culling_dist: f32,
+    /// 2013 Eq. 1.
+    pub max_it: u32,
+    /// Predictive rays on.
+    pub prediction: u32,
+    /// Re-projection on.
+    pub reprojection: u32,
+    /// Pairs this step.
+    pub pair_count: u32,
+    /// Entries this step.
+    pub entry_count: u32,
+    /// Padding.
+    pub _pad_a: u32,
+    /// Padding.
+    pub _pad_b: u32,
+}
+
+/// `ScanParams` (uniform).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuScanParams {
+    /// Elements to scan.
+    pub n: u32,
+    /// Padding.
+    pub _pad_a: u32,
+    /// Padding.
+    pub _pad_b: u32,
+    /// Padding.
+    pub _pad_c: u32,
+}
+
+/// Outcome bits of `EntryHit.kind`.
+pub const OUTCOME_CONTACT: u32 = 1;
+/// See [`OUTCOME_CONTACT`].
+pub const OUTCOME_PREDICTION: u32 = 2;
+/// See [`OUTCOME_CONTACT`].
+pub const OUTCOME_REJECTED: u32 = 3;
+/// Ray kinds (bits 2-3).
+pub const RAY_STANDARD: u32 = 0;
+/// See [`RAY_STANDARD`].
+pub const RAY_ITERATIVE: u32 = 1;
+/// See [`RAY_STANDARD`].
+pub const RAY_PREDICTIVE: u32 = 2;
+/// `Record.triangle` bit of a prediction.
+pub const RECORD_PREDICTION: u32 = 0x8000_0000;
+/// Number of counters.
+pub const COUNTERS: usize = 8;
+
+/// A quaternion as WGSL's `vec4` (xyzw).
+pub fn quat4(q: Quat) -> [f32; 4] {
+    q.to_array()
+}
+
+/// A point as WGSL's `vec4` (w = `w`).
+pub fn vec4(v: Vec3, w: f32) -> [f32; 4] {
+    [v.x, v.y, v.z, w]
+}

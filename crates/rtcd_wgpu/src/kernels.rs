@@ -1,0 +1,117 @@
+//! Compute pipelines of every kernel, with explicit bind group layouts (each lists exactly the
+//! bindings its shader declares, with the same access).
+
+use rustc_hash::FxHashMap;
+
+use crate::{
+    error::GpuError,
+    shaders::{self, Kernel},
+};
+
+#[derive(Clone, Copy)]
+enum Access {
+    Read,
+    ReadWrite,
+    Uniform,
+}
+
+fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
+    use Access::*;
+    match kernel {
+        Kernel::PairBegin => &[(3, Read), (4, Uniform), (5, ReadWrite)],
+        Kernel::TraceStandardBrute | Kernel::TraceStandardBvh => {
+            &[(0, Read), (1, Read), (2, Read), (3, Read), (4, Uniform), (7, ReadWrite), (8, ReadWrite)]
+        }
+        Kernel::WalkIterative => {
+            &[(0, Read), (1, Read), (3, Read), (4, Uniform), (5, Read), (6, Read), (7, ReadWrite), (8, ReadWrite)]
+        }
+        Kernel::FlagEntries => &[(0, Read), (1, ReadWrite), (2, Uniform)],
+        Kernel::ScanBlocks | Kernel::AddBlockSums => &[(0, ReadWrite), (1, ReadWrite), (2, Uniform)],
+        Kernel::Compact => {
+            &[(0, Read), (1, Read), (3, Read), (4, Uniform), (7, Read), (9, Read), (10, ReadWrite), (11, ReadWrite)]
+        }
+        Kernel::PairEnd => &[(3, Read), (4, Uniform), (5, ReadWrite), (9, Read)],
+    }
+}
+
+pub(crate) struct Pipeline {
+    pub pipeline: wgpu::ComputePipeline,
+    pub layout: wgpu::BindGroupLayout,
+    pub kernel: Kernel,
+}
+
+impl Pipeline {
+    /// A bind group from `(binding, resource)` pairs; they must match the kernel's layout.
+    pub fn bind_group(&self, device: &wgpu::Device, resources: &[(u32, wgpu::BindingResource<'_>)]) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry> =
+            resources.iter().map(|(b, r)| wgpu::BindGroupEntry { binding: *b, resource: r.clone() }).collect();
+        device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(self.kernel.label()), layout: &self.layout, entries: &entries })
+    }
+}
+
+pub(crate) struct Kernels {
+    map: FxHashMap<Kernel, Pipeline>,
+}
+
+impl Kernels {
+    /// Composes, compiles and links every kernel. Device errors are captured with an error scope.
+    pub fn new(device: &wgpu::Device) -> Result<Self, GpuError> {
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let mut composer = shaders::composer()?;
+        let mut map = FxHashMap::default();
+        for kernel in Kernel::ALL {
+            let module = shaders::shader_module(device, &mut composer, kernel)?;
+            let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings(kernel)
+                .iter()
+                .map(|&(binding, access)| wgpu::BindGroupLayoutEntry {
+                    binding,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: match access {
+                        Access::Uniform => wgpu::BindingType::Buffer {
+                            ty: wgpu::BufferBindingType::Uniform,
+                            has_dynamic_offset: false,
+                            min_binding_size: None,
+                        },
+                        Access::Read | Access::ReadWrite => wgpu::BindingType::Buffer {
+                            ty: wgpu::BufferBindingType::Storage { read_only: matches!(access, Access::Read) },
+                            has_dynamic_offset: false,
+                            min_binding_size: None,
+                        },
+                    },
+                    count: None,
+                })
+                .collect();
+            let layout =
+                device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(kernel.label()), entries: &entries });
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(kernel.label()),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(kernel.label()),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(kernel.entry_point()),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            map.insert(kernel, Pipeline { pipeline, layout, kernel });
+        }
+        if let Some(e) = futures_lite::future::block_on(scope.pop()) {
+            return Err(GpuError::Shader { shader: "pipelines".into(), message: e.to_string() });
+        }
+        Ok(Self { map })
+    }
+
+    pub fn get(&self, kernel: Kernel) -> &Pipeline {
+        &self.map[&kernel]
+    }
+}
+
+/// Workgroups for `n` invocations of 64-wide workgroups, as a 2D grid within the per-dimension limit.
+pub(crate) fn grid(n: u32) -> (u32, u32) {
+    let groups = n.div_ceil(64).max(1);
+    let x = groups.min(65_535);
+    (x, groups.div_ceil(x))
+}

@@ -1,0 +1,29 @@
+//! # rtcd_wgpu: the GPU backend of rtcd
+//!
+//! The ray-traced narrow phase of `rtcd` as WGSL compute kernels (`shaders/`, composed with
+//! naga_oil imports) on wgpu, on a device it creates itself ([`create_device`]) or on any `wgpu`
+//! device, such as Bevy's `RenderDevice`. Meshes are uploaded once and stay resident; each step
+//! uploads poses and the pair list. Per-pair iterative state (each ray's last triangle or prediction,
+//! the reference pose) stays in GPU buffers between steps, in a pair table whose slots are allocated
+//! and freed as pairs enter and leave. Work layout: one thread per (pair direction, vertex) — or per
+//! record for pairs traced iteratively — over a flattened ray list with per-pair offsets (IRTCD 2013
+//! §3.5); a prefix-sum compaction packs contacts densely so readback grows with contacts.
+//!
+//! [`GpuNarrowPhase`] has the same inputs and outputs as `rtcd::NarrowPhase` and implements
+//! `rtcd::NarrowPhaseBackend`; `submit` / `collect` split a step for pipelined use.
+#![warn(missing_docs)]
+
+mod buffer;
+pub mod device;
+mod error;
+pub mod gpu_types;
+mod kernels;
+mod mesh_store;
+mod narrow_phase;
+pub mod pair_table;
+pub mod readback;
+pub mod shaders;
+
+pub use device::{DeviceOptions, GpuDevice, create_device};
+pub use error::GpuError;
+pub use narrow_phase::{GpuNarrowPhase, GpuOptions, KernelTimings};

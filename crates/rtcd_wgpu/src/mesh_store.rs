@@ -1,0 +1,89 @@
+//! Resident scene geometry: every mesh is uploaded once, on first use, into three shared storage
+//! buffers (vertices, triangles with adjacency and normals, BVH nodes) at per-mesh offsets. Steps
+//! upload only poses and pairs (the OpenCL tutorial's lesson: keep geometry on the device).
+
+use rtcd::RtcdMesh;
+use rustc_hash::FxHashMap;
+
+use crate::{
+    buffer::GrowBuffer,
+    error::GpuError,
+    gpu_types::{GpuBvhNode, GpuMeshRef, GpuTriangle, GpuVertex},
+};
+
+pub(crate) struct MeshStore {
+    refs: FxHashMap<u64, GpuMeshRef>,
+    pub vertices: GrowBuffer<GpuVertex>,
+    pub triangles: GrowBuffer<GpuTriangle>,
+    pub bvh: GrowBuffer<GpuBvhNode>,
+    vertex_len: u64,
+    triangle_len: u64,
+    bvh_len: u64,
+}
+
+impl MeshStore {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let usage = wgpu::BufferUsages::STORAGE;
+        Self {
+            refs: FxHashMap::default(),
+            vertices: GrowBuffer::new(device, "rtcd:buffer:vertices", usage, 4096),
+            triangles: GrowBuffer::new(device, "rtcd:buffer:triangles", usage, 8192),
+            bvh: GrowBuffer::new(device, "rtcd:buffer:bvh", usage, 4096),
+            vertex_len: 0,
+            triangle_len: 0,
+            bvh_len: 0,
+        }
+    }
+
+    /// Number of meshes resident.
+    pub fn len(&self) -> usize {
+        self.refs.len()
+    }
+
+    /// Where `mesh` lives on the GPU, uploading it first if needed.
+    pub fn ensure(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        mesh: &RtcdMesh,
+    ) -> Result<GpuMeshRef, GpuError> {
+        if let Some(r) = self.refs.get(&mesh.id()) {
+            return Ok(*r);
+        }
+        let vertices: Vec<GpuVertex> = mesh
+            .positions()
+            .iter()
+            .zip(mesh.normals())
+            .zip(mesh.exit_distances())
+            .map(|((p, n), e)| GpuVertex { p: [p.x, p.y, p.z, *e], n: [n.x, n.y, n.z, 0.0] })
+            .collect();
+        let triangles: Vec<GpuTriangle> = mesh
+            .triangles()
+            .iter()
+            .zip(mesh.neighbors())
+            .zip(mesh.triangle_normals())
+            .map(|((t, a), n)| GpuTriangle { v: [t[0], t[1], t[2], 0], adj: [a[0], a[1], a[2], 0], n: [n.x, n.y, n.z, 0.0] })
+            .collect();
+        let r = GpuMeshRef {
+            vertex_offset: self.vertex_len as u32,
+            vertex_count: vertices.len() as u32,
+            triangle_offset: self.triangle_len as u32,
+            triangle_count: triangles.len() as u32,
+            bvh_offset: self.bvh_len as u32,
+            bvh_count: mesh.bvh().len() as u32,
+            ..Default::default()
+        };
+        self.vertices.reserve(device, encoder, self.vertex_len + vertices.len() as u64, self.vertex_len)?;
+        self.triangles.reserve(device, encoder, self.triangle_len + triangles.len() as u64, self.triangle_len)?;
+        self.bvh.reserve(device, encoder, self.bvh_len + mesh.bvh().len() as u64, self.bvh_len)?;
+        self.vertices.write(queue, self.vertex_len, &vertices);
+        self.triangles.write(queue, self.triangle_len, &triangles);
+        self.bvh.write(queue, self.bvh_len, mesh.bvh());
+        self.vertex_len += vertices.len() as u64;
+        self.triangle_len += triangles.len() as u64;
+        self.bvh_len += mesh.bvh().len() as u64;
+        self.refs.insert(mesh.id(), r);
+        Ok(r)
+    }
+}

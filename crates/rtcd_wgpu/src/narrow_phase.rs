@@ -1,0 +1,806 @@
+//! The GPU narrow phase: the same inputs and outputs as `rtcd::NarrowPhase`, computed by the WGSL
+//! kernels, with per-pair iterative state kept in GPU buffers between steps.
+//!
+//! One step, on the device: `pair_begin` (one thread per pair) → `trace_standard` and
+//! `walk_iterative` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
+//! traced with the standard tracer, pair direction × record for pairs traced iteratively) →
+//! `flag_entries` + `scan` (prefix sum) → `compact` (dense records for the next step, re-projected
+//! contacts to read back) → `pair_end` (record ranges into the pair table). The host reads back the
+//! compacted contacts and reduces them to manifolds with the same code as the CPU backend.
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+        mpsc,
+    },
+    time::{Duration, Instant},
+};
+
+use glam::Vec3;
+use rayon::prelude::*;
+use rtcd::{
+    BackendError, ContactCandidate, FeatureId, NarrowPhaseBackend, PairError, PairInput, PairKey, PairOutput, RayKind,
+    RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
+    contact::{ReduceScratch, reduce_manifolds_with},
+    detect::{candidate_region, max_displacement},
+    narrow_phase::{RayDebug, RayOutcome},
+};
+use rustc_hash::FxHashSet;
+
+use crate::{
+    buffer::GrowBuffer,
+    error::GpuError,
+    gpu_types::*,
+    kernels::{Kernels, Pipeline, grid},
+    mesh_store::MeshStore,
+    pair_table::{PairTable, SlotMirror},
+    shaders::Kernel,
+};
+
+/// Options of the GPU backend.
+#[derive(Clone, Debug)]
+pub struct GpuOptions {
+    /// Longest wait for a step's results before the backend reports a readback failure.
+    pub timeout: Duration,
+    /// Pair-table slots allocated up front (the table doubles when full).
+    pub initial_pair_capacity: u32,
+    /// Time each kernel with timestamp queries when the device has them.
+    pub timestamps: bool,
+}
+
+impl Default for GpuOptions {
+    fn default() -> Self {
+        Self { timeout: Duration::from_secs(20), initial_pair_capacity: 256, timestamps: true }
+    }
+}
+
+/// Per-kernel GPU times of the last step (timestamp queries), in submission order.
+pub type KernelTimings = Vec<(&'static str, Duration)>;
+
+const MAX_PASSES: u32 = 16;
+const SMALL_STAGING: u64 = 256 + 16 * MAX_PASSES as u64;
+const TIMESTAMP_OFFSET: u64 = 256;
+
+struct Timestamps {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    period: f32,
+}
+
+struct StepBuffers {
+    pairs: GrowBuffer<GpuPair>,
+    params: wgpu::Buffer,
+    records: [GrowBuffer<GpuRecord>; 2],
+    entries: GrowBuffer<GpuEntryHit>,
+    counters: wgpu::Buffer,
+    scan: GrowBuffer<u32>,
+    sums: [GrowBuffer<u32>; 3],
+    scan_params: [wgpu::Buffer; 3],
+    contacts: GrowBuffer<GpuContactOut>,
+    small_staging: wgpu::Buffer,
+    big_staging: wgpu::Buffer,
+    big_staging_bytes: u64,
+}
+
+/// One pair of a submitted step.
+struct Job {
+    input_index: usize,
+    pos12: rtcd::Pose,
+    slot: u32,
+    standard: bool,
+}
+
+struct Pending {
+    outputs: Vec<PairOutput>,
+    jobs: Vec<Job>,
+    opts: StepOptions,
+    metrics: StepMetrics,
+    start: Instant,
+    gpu: Option<PendingGpu>,
+}
+
+struct PendingGpu {
+    submission: wgpu::SubmissionIndex,
+    small_rx: mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
+    big_rx: Option<mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>>,
+    estimate: u64,
+    passes: Vec<&'static str>,
+}
+
+/// The GPU narrow phase. See the module docs; the contract of [`GpuNarrowPhase::step`] is that of
+/// `rtcd::NarrowPhase::step`, except that [`StepOptions::measure_errors`] is not supported (no
+/// comparison is made) and recorded rays are those that ended in a contact or a prediction.
+pub struct GpuNarrowPhase {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    adapter: String,
+    params: RtcdParams,
+    options: GpuOptions,
+    kernels: Kernels,
+    meshes: MeshStore,
+    table: PairTable,
+    bufs: StepBuffers,
+    cur: usize,
+    last_total: u64,
+    timestamps: Option<Timestamps>,
+    last_timings: KernelTimings,
+    pending: Option<Pending>,
+    failed: Option<BackendError>,
+    lost: Option<Arc<AtomicBool>>,
+}
+
+impl GpuNarrowPhase {
+    /// A GPU narrow phase on `device` (yours, or Bevy's `RenderDevice::wgpu_device()`), checking that
+    /// the device can run the kernels.
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, params: RtcdParams) -> Result<Self, GpuError> {
+        Self::with_options(device, queue, params, GpuOptions::default())
+    }
+
+    /// [`GpuNarrowPhase::new`] with options.
+    pub fn with_options(device: &wgpu::Device, queue: &wgpu::Queue, params: RtcdParams, options: GpuOptions) -> Result<Self, GpuError> {
+        params.validate().map_err(|e| GpuError::Device(e.to_string()))?;
+        let missing = crate::device::missing_requirements(&device.limits(), None);
+        if !missing.is_empty() {
+            return Err(GpuError::Unsupported { adapter: format!("{:?}", device.adapter_info().name), missing });
+        }
+        let kernels = Kernels::new(device)?;
+        let usage = wgpu::BufferUsages::STORAGE;
+        let uniform = |label: &'static str, size: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let staging = |label: &'static str, size: u64| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let scan_params = std::mem::size_of::<GpuScanParams>() as u64;
+        let bufs = StepBuffers {
+            pairs: GrowBuffer::new(device, "rtcd:buffer:pairs", usage, 256),
+            params: uniform("rtcd:buffer:params", std::mem::size_of::<GpuParams>() as u64),
+            records: [
+                GrowBuffer::new(device, "rtcd:buffer:records_a", usage, 4096),
+                GrowBuffer::new(device, "rtcd:buffer:records_b", usage, 4096),
+            ],
+            entries: GrowBuffer::new(device, "rtcd:buffer:entries", usage, 4096),
+            counters: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rtcd:buffer:counters"),
+                size: 4 * COUNTERS as u64,
+                usage: usage | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            scan: GrowBuffer::new(device, "rtcd:buffer:scan", usage, 4097),
+            sums: [
+                GrowBuffer::new(device, "rtcd:buffer:scan_sums0", usage, 64),
+                GrowBuffer::new(device, "rtcd:buffer:scan_sums1", usage, 4),
+                GrowBuffer::new(device, "rtcd:buffer:scan_sums2", usage, 1),
+            ],
+            scan_params: [
+                uniform("rtcd:buffer:scan_params0", scan_params),
+                uniform("rtcd:buffer:scan_params1", scan_params),
+                uniform("rtcd:buffer:scan_params2", scan_params),
+            ],
+            contacts: GrowBuffer::new(device, "rtcd:buffer:contacts", usage, 4096),
+            small_staging: staging("rtcd:buffer:staging_counts", SMALL_STAGING),
+            big_staging: staging("rtcd:buffer:staging_contacts", 4096 * std::mem::size_of::<GpuContactOut>() as u64),
+            big_staging_bytes: 4096 * std::mem::size_of::<GpuContactOut>() as u64,
+        };
+        let timestamps = (options.timestamps && device.features().contains(wgpu::Features::TIMESTAMP_QUERY)).then(|| Timestamps {
+            set: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("rtcd:queries:kernels"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2 * MAX_PASSES,
+            }),
+            resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rtcd:buffer:timestamps"),
+                size: 16 * MAX_PASSES as u64,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            period: queue.get_timestamp_period(),
+        });
+        Ok(Self {
+            device: device.clone(),
+            queue: queue.clone(),
+            adapter: device.adapter_info().name,
+            params,
+            table: PairTable::new(device, options.initial_pair_capacity),
+            options,
+            kernels,
+            meshes: MeshStore::new(device),
+            bufs,
+            cur: 0,
+            last_total: 0,
+            timestamps,
+            last_timings: Vec::new(),
+            pending: None,
+            failed: None,
+            lost: None,
+        })
+    }
+
+    /// Also watch this flag (set by a device-lost callback the caller installed, e.g.
+    /// [`crate::GpuDevice::lost`]): once set, steps fail with [`BackendError::DeviceLost`].
+    pub fn watch_device_lost(&mut self, flag: Arc<AtomicBool>) {
+        self.lost = Some(flag);
+    }
+
+    /// The adapter's name.
+    pub fn adapter_name(&self) -> &str {
+        &self.adapter
+    }
+
+    /// Whether kernels are timed with timestamp queries.
+    pub fn has_timestamps(&self) -> bool {
+        self.timestamps.is_some()
+    }
+
+    /// Per-kernel GPU times of the last step (empty without timestamp queries).
+    pub fn last_kernel_timings(&self) -> &KernelTimings {
+        &self.last_timings
+    }
+
+    /// The pair-table slot of a pair, if it has one.
+    pub fn pair_slot(&self, key: &PairKey) -> Option<u32> {
+        self.table.slot_of(key)
+    }
+
+    /// Pairs with state.
+    pub fn pair_count(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Slots in the pair table (grows by doubling).
+    pub fn pair_capacity(&self) -> u32 {
+        self.table.capacity()
+    }
+
+    /// Meshes resident on the device.
+    pub fn mesh_count(&self) -> usize {
+        self.meshes.len()
+    }
+
+    /// The host mirror of a slot (reference pose and record counts).
+    pub fn slot_mirror(&self, slot: u32) -> Option<SlotMirror> {
+        (slot < self.table.capacity()).then(|| *self.table.mirror(slot))
+    }
+
+    /// Reads the whole pair table back from the GPU (blocking; for tests and debugging).
+    pub fn read_pair_table(&self) -> Result<Vec<GpuSlot>, BackendError> {
+        let bytes = self.table.capacity() as u64 * std::mem::size_of::<GpuSlot>() as u64;
+        crate::readback::read_buffer(&self.device, &self.queue, self.table.buffer.buffer(), bytes, self.options.timeout)
+            .map(|b| bytemuck::pod_collect_to_vec(&b))
+    }
+
+    fn usable(&self) -> Result<(), BackendError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if self.lost.as_ref().is_some_and(|f| f.load(Ordering::SeqCst)) {
+            return Err(BackendError::DeviceLost("the device reported itself lost".into()));
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, e: BackendError) -> BackendError {
+        log::error!("rtcd GPU backend on {}: {e}; the backend is disabled", self.adapter);
+        self.failed = Some(e.clone());
+        self.pending = None;
+        e
+    }
+
+    /// Uploads the step's pairs and submits its kernels; [`GpuNarrowPhase::collect`] waits for the
+    /// results. One step at a time: the next step's walk reads this step's records.
+    pub fn submit(&mut self, pairs: &[PairInput], opts: &StepOptions) -> Result<(), BackendError> {
+        self.usable()?;
+        if self.pending.is_some() {
+            return Err(BackendError::Device("submit called twice without collect".into()));
+        }
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let result = self.encode_and_submit(pairs, opts);
+        let validation = futures_lite::future::block_on(validation.pop());
+        let oom = futures_lite::future::block_on(oom.pop());
+        match (result, validation.or(oom)) {
+            (Ok(p), None) => {
+                self.pending = Some(p);
+                Ok(())
+            }
+            (_, Some(e)) => Err(self.fail(BackendError::Device(e.to_string()))),
+            (Err(e), None) => Err(self.fail(e)),
+        }
+    }
+
+    /// Waits (at most [`GpuOptions::timeout`]) for the submitted step and returns its results.
+    pub fn collect(&mut self) -> Result<StepOutput, BackendError> {
+        self.usable()?;
+        let pending = self.pending.take().ok_or_else(|| BackendError::Device("collect called without submit".into()))?;
+        self.finish(pending).map_err(|e| self.fail(e))
+    }
+
+    /// `submit` then `collect`.
+    pub fn step(&mut self, pairs: &[PairInput], opts: &StepOptions) -> Result<StepOutput, BackendError> {
+        self.submit(pairs, opts)?;
+        self.collect()
+    }
+
+    fn encode_and_submit(&mut self, pairs: &[PairInput], opts: &StepOptions) -> Result<Pending, BackendError> {
+        let start = Instant::now();
+        let dev = self.device.clone();
+        let too_large = |e: GpuError| BackendError::Device(e.to_string());
+        let mut encoder = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:step") });
+        let mut outputs: Vec<PairOutput> = pairs.iter().map(|p| PairOutput { key: p.key, ..Default::default() }).collect();
+        let mut metrics = StepMetrics::default();
+
+        // Same input checks as the CPU backend.
+        let mut seen = FxHashSet::with_capacity_and_hasher(pairs.len(), Default::default());
+        let mut valid = Vec::with_capacity(pairs.len());
+        for (i, p) in pairs.iter().enumerate() {
+            let key = p.key;
+            let error = if key.a == key.b {
+                Some(PairError::SelfPair { key })
+            } else if !seen.insert(key) {
+                Some(PairError::DuplicatePair { key })
+            } else if !p.pos12.is_valid() {
+                Some(PairError::InvalidPose { key, pose: format!("{:?}", p.pos12) })
+            } else {
+                None
+            };
+            match error {
+                Some(e) => outputs[i].error = Some(e),
+                None => valid.push(i),
+            }
+        }
+        metrics.failed_pairs = pairs.len() - valid.len();
+        let present: FxHashSet<PairKey> = valid.iter().map(|&i| pairs[i].key).collect();
+        metrics.freed_pairs = self.table.retain(&present);
+
+        // Lay out the flattened ray list: each pair's tracer is decided here from the host mirror.
+        let params = self.params;
+        let mut gpu_pairs = Vec::with_capacity(valid.len());
+        let mut jobs = Vec::with_capacity(valid.len());
+        let mut entries = 0u64;
+        for &i in &valid {
+            let p = &pairs[i];
+            let m1 = self.meshes.ensure(&dev, &self.queue, &mut encoder, p.mesh1).map_err(too_large)?;
+            let m2 = self.meshes.ensure(&dev, &self.queue, &mut encoder, p.mesh2).map_err(too_large)?;
+            let a = self.table.assign(&dev, &mut encoder, p.key, (p.mesh1.id(), p.mesh2.id())).map_err(too_large)?;
+            let mirror = *self.table.mirror(a.slot);
+            let radius = p.mesh1.max_radius().max(p.mesh2.max_radius());
+            let standard = a.new
+                || !params.iterative
+                || opts.force_standard
+                || match &mirror.reference {
+                    None => true,
+                    Some(r) => max_displacement(r, &p.pos12, radius) > params.displacement_threshold,
+                };
+            let (e0, e1) = if standard { (m1.vertex_count, m2.vertex_count) } else { (mirror.rec_counts[0], mirror.rec_counts[1]) };
+            let pos21 = p.pos12.inverse();
+            let r0 = candidate_region(p.mesh1, p.mesh2, &pos21, params.distance_extension);
+            let r1 = candidate_region(p.mesh2, p.mesh1, &p.pos12, params.distance_extension);
+            if standard {
+                self.table.mirror_mut(a.slot).reference = Some(p.pos12);
+            }
+            metrics.new_pairs += a.new as usize;
+            gpu_pairs.push(GpuPair {
+                pose12_q: quat4(p.pos12.rotation),
+                pose12_t: vec4(p.pos12.translation, 0.0),
+                pose21_q: quat4(pos21.rotation),
+                pose21_t: vec4(pos21.translation, 0.0),
+                region_a_min: vec4(r0.min, 0.0),
+                region_a_max: vec4(r0.max, 0.0),
+                region_b_min: vec4(r1.min, 0.0),
+                region_b_max: vec4(r1.max, 0.0),
+                mesh_a: m1,
+                mesh_b: m2,
+                slot: a.slot,
+                flags: if standard { PAIR_STANDARD } else { 0 } | if a.new { PAIR_NEW } else { 0 },
+                entry_offset: entries as u32,
+                entries_a: e0,
+                entries_b: e1,
+                ..Default::default()
+            });
+            jobs.push(Job { input_index: i, pos12: p.pos12, slot: a.slot, standard });
+            entries += e0 as u64 + e1 as u64;
+            if entries >= u32::MAX as u64 / 2 {
+                return Err(BackendError::Device(format!("a step of {entries} rays is too large for one dispatch")));
+            }
+        }
+        metrics.pairs = jobs.len();
+        metrics.standard_pairs = jobs.iter().filter(|j| j.standard).count();
+        metrics.iterative_pairs = jobs.len() - metrics.standard_pairs;
+        if jobs.is_empty() {
+            self.queue.submit([encoder.finish()]);
+            return Ok(Pending { outputs, jobs, opts: *opts, metrics, start, gpu: None });
+        }
+
+        let e = entries as u32;
+        let p_count = gpu_pairs.len() as u32;
+        let next = 1 - self.cur;
+        let b = &mut self.bufs;
+        b.pairs.reserve(&dev, &mut encoder, p_count as u64, 0).map_err(too_large)?;
+        b.entries.reserve(&dev, &mut encoder, e as u64, 0).map_err(too_large)?;
+        b.records[next].reserve(&dev, &mut encoder, e as u64, 0).map_err(too_large)?;
+        b.scan.reserve(&dev, &mut encoder, e as u64 + 1, 0).map_err(too_large)?;
+        b.contacts.reserve(&dev, &mut encoder, e as u64, 0).map_err(too_large)?;
+        // Scan levels: n0 = e + 1 elements in blocks of 1024, then the block sums, recursively.
+        let mut level_n = vec![e + 1];
+        while *level_n.last().unwrap() > 1024 {
+            let n = level_n.last().unwrap().div_ceil(1024);
+            level_n.push(n);
+        }
+        if level_n.len() > 3 || level_n[0].div_ceil(1024) > 65_535 {
+            return Err(BackendError::Device(format!("a step of {e} rays exceeds the scan's 67M limit")));
+        }
+        for (level, n) in level_n.iter().enumerate() {
+            b.sums[level].reserve(&dev, &mut encoder, n.div_ceil(1024) as u64, 0).map_err(too_large)?;
+            self.queue.write_buffer(&b.scan_params[level], 0, bytemuck::bytes_of(&GpuScanParams { n: *n, ..Default::default() }));
+        }
+        b.pairs.write(&self.queue, 0, &gpu_pairs);
+        let gpu_params = GpuParams {
+            culling_dist: params.culling_dist,
+            max_it: params.max_it,
+            prediction: params.prediction as u32,
+            reprojection: params.reprojection as u32,
+            pair_count: p_count,
+            entry_count: e,
+            ..Default::default()
+        };
+        self.queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&gpu_params));
+        encoder.clear_buffer(&b.counters, 0, None);
+
+        // Passes.
+        let k = &self.kernels;
+        let m = &self.meshes;
+        let slots = self.table.buffer.buffer();
+        let mut passes: Vec<&'static str> = Vec::new();
+        let ts = self.timestamps.as_ref();
+        let mut pass = |encoder: &mut wgpu::CommandEncoder, pipe: &Pipeline, bg: &wgpu::BindGroup, groups: (u32, u32)| {
+            let q = passes.len() as u32;
+            let timestamp_writes = ts.filter(|_| q < MAX_PASSES).map(|t| wgpu::ComputePassTimestampWrites {
+                query_set: &t.set,
+                beginning_of_pass_write_index: Some(2 * q),
+                end_of_pass_write_index: Some(2 * q + 1),
+            });
+            let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(pipe.kernel.label()), timestamp_writes });
+            cp.set_pipeline(&pipe.pipeline);
+            cp.set_bind_group(0, bg, &[]);
+            cp.dispatch_workgroups(groups.0, groups.1, 1);
+            passes.push(pipe.kernel.label());
+        };
+        let pairs_b = b.pairs.binding();
+        let params_b = b.params.as_entire_binding();
+        {
+            let pipe = k.get(Kernel::PairBegin);
+            let bg = pipe.bind_group(&dev, &[(3, pairs_b.clone()), (4, params_b.clone()), (5, slots.as_entire_binding())]);
+            pass(&mut encoder, pipe, &bg, grid(p_count));
+        }
+        let any_standard = jobs.iter().any(|j| j.standard);
+        let any_iterative = jobs.iter().any(|j| !j.standard);
+        if e > 0 && any_standard {
+            let kernel = match params.tracer {
+                TracerKind::BruteForce => Kernel::TraceStandardBrute,
+                TracerKind::Bvh => Kernel::TraceStandardBvh,
+            };
+            let pipe = k.get(kernel);
+            let bg = pipe.bind_group(
+                &dev,
+                &[
+                    (0, m.vertices.binding()),
+                    (1, m.triangles.binding()),
+                    (2, m.bvh.binding()),
+                    (3, pairs_b.clone()),
+                    (4, params_b.clone()),
+                    (7, b.entries.binding()),
+                    (8, b.counters.as_entire_binding()),
+                ],
+            );
+            pass(&mut encoder, pipe, &bg, grid(e));
+        }
+        if e > 0 && any_iterative {
+            let pipe = k.get(Kernel::WalkIterative);
+            let bg = pipe.bind_group(
+                &dev,
+                &[
+                    (0, m.vertices.binding()),
+                    (1, m.triangles.binding()),
+                    (3, pairs_b.clone()),
+                    (4, params_b.clone()),
+                    (5, slots.as_entire_binding()),
+                    (6, b.records[self.cur].binding()),
+                    (7, b.entries.binding()),
+                    (8, b.counters.as_entire_binding()),
+                ],
+            );
+            pass(&mut encoder, pipe, &bg, grid(e));
+        }
+        {
+            let pipe = k.get(Kernel::FlagEntries);
+            let bg = pipe.bind_group(&dev, &[(0, b.entries.binding()), (1, b.scan.binding()), (2, b.scan_params[0].as_entire_binding())]);
+            pass(&mut encoder, pipe, &bg, grid(e + 1));
+        }
+        // Exclusive scan, level by level down, then the block offsets back up.
+        let level_data: Vec<&wgpu::Buffer> =
+            std::iter::once(b.scan.buffer()).chain(b.sums.iter().map(|s| s.buffer())).collect();
+        let scan_bg = |pipe: &Pipeline, level: usize| {
+            pipe.bind_group(
+                &dev,
+                &[
+                    (0, level_data[level].as_entire_binding()),
+                    (1, b.sums[level].binding()),
+                    (2, b.scan_params[level].as_entire_binding()),
+                ],
+            )
+        };
+        for (level, n) in level_n.iter().enumerate() {
+            let pipe = k.get(Kernel::ScanBlocks);
+            pass(&mut encoder, pipe, &scan_bg(pipe, level), (n.div_ceil(1024), 1));
+        }
+        for (level, n) in level_n.iter().enumerate().rev() {
+            if n.div_ceil(1024) > 1 {
+                let pipe = k.get(Kernel::AddBlockSums);
+                pass(&mut encoder, pipe, &scan_bg(pipe, level), (n.div_ceil(1024), 1));
+            }
+        }
+        if e > 0 {
+            let pipe = k.get(Kernel::Compact);
+            let bg = pipe.bind_group(
+                &dev,
+                &[
+                    (0, m.vertices.binding()),
+                    (1, m.triangles.binding()),
+                    (3, pairs_b.clone()),
+                    (4, params_b.clone()),
+                    (7, b.entries.binding()),
+                    (9, b.scan.binding()),
+                    (10, b.records[next].binding()),
+                    (11, b.contacts.binding()),
+                ],
+            );
+            pass(&mut encoder, pipe, &bg, grid(e));
+        }
+        {
+            let pipe = k.get(Kernel::PairEnd);
+            let bg = pipe.bind_group(
+                &dev,
+                &[(3, pairs_b.clone()), (4, params_b.clone()), (5, slots.as_entire_binding()), (9, b.scan.binding())],
+            );
+            pass(&mut encoder, pipe, &bg, grid(p_count));
+        }
+
+        // Readback: the total and counters, the timestamps, and a first guess of the contacts.
+        encoder.copy_buffer_to_buffer(b.scan.buffer(), 4 * e as u64, &b.small_staging, 0, 4);
+        encoder.copy_buffer_to_buffer(&b.counters, 0, &b.small_staging, 16, 4 * COUNTERS as u64);
+        if let Some(t) = ts {
+            let n = passes.len().min(MAX_PASSES as usize) as u32;
+            encoder.resolve_query_set(&t.set, 0..2 * n, &t.resolve, 0);
+            encoder.copy_buffer_to_buffer(&t.resolve, 0, &b.small_staging, TIMESTAMP_OFFSET, 16 * n as u64);
+        }
+        let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
+        let estimate = (e as u64).min((2 * self.last_total).max(1024)).min(b.big_staging_bytes / contact_size);
+        let (small_tx, small_rx) = mpsc::channel();
+        encoder.map_buffer_on_submit(&b.small_staging, wgpu::MapMode::Read, 0..SMALL_STAGING, move |r| {
+            let _ = small_tx.send(r);
+        });
+        let big_rx = (estimate > 0).then(|| {
+            encoder.copy_buffer_to_buffer(b.contacts.buffer(), 0, &b.big_staging, 0, estimate * contact_size);
+            let (tx, rx) = mpsc::channel();
+            encoder.map_buffer_on_submit(&b.big_staging, wgpu::MapMode::Read, 0..estimate * contact_size, move |r| {
+                let _ = tx.send(r);
+            });
+            rx
+        });
+        let submission = self.queue.submit([encoder.finish()]);
+        Ok(Pending {
+            outputs,
+            jobs,
+            opts: *opts,
+            metrics,
+            start,
+            gpu: Some(PendingGpu { submission, small_rx, big_rx, estimate, passes }),
+        })
+    }
+
+    fn wait(&self, submission: wgpu::SubmissionIndex) -> Result<(), BackendError> {
+        self.device
+            .poll(wgpu::PollType::Wait { submission_index: Some(submission), timeout: Some(self.options.timeout) })
+            .map(|_| ())
+            .map_err(|e| match e {
+                wgpu::PollError::Timeout => BackendError::Readback(format!("no result after {:?}", self.options.timeout)),
+                e => BackendError::Readback(e.to_string()),
+            })?;
+        self.usable()
+    }
+
+    fn finish(&mut self, pending: Pending) -> Result<StepOutput, BackendError> {
+        let Pending { mut outputs, jobs, opts, mut metrics, start, gpu } = pending;
+        let Some(gpu) = gpu else {
+            metrics.time = start.elapsed();
+            return Ok(StepOutput { pairs: outputs, metrics });
+        };
+        self.wait(gpu.submission.clone())?;
+        let mapped = |rx: &mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>| -> Result<(), BackendError> {
+            match rx.try_recv() {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(BackendError::Readback(e.to_string())),
+                Err(_) => Err(BackendError::Readback("the staging buffer was not mapped".into())),
+            }
+        };
+        mapped(&gpu.small_rx)?;
+        let b = &self.bufs;
+        let (total, counters, timings) = {
+            let view = b.small_staging.get_mapped_range(0..SMALL_STAGING);
+            let words: Vec<u32> = bytemuck::pod_collect_to_vec(&view[..16 + 4 * COUNTERS]);
+            let mut timings = Vec::new();
+            if let Some(t) = &self.timestamps {
+                let stamps: Vec<u64> = bytemuck::pod_collect_to_vec(&view[TIMESTAMP_OFFSET as usize..]);
+                for (q, name) in gpu.passes.iter().enumerate().take(MAX_PASSES as usize) {
+                    let ns = stamps[2 * q + 1].saturating_sub(stamps[2 * q]) as f64 * t.period as f64;
+                    timings.push((*name, Duration::from_nanos(ns as u64)));
+                }
+            }
+            (words[0] as u64, words[4..4 + COUNTERS].to_vec(), timings)
+        };
+        b.small_staging.unmap();
+        if let Some(rx) = &gpu.big_rx {
+            mapped(rx)?;
+        }
+        let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
+        let contacts: Vec<GpuContactOut> = if total <= gpu.estimate {
+            let c = if total > 0 {
+                let view = b.big_staging.get_mapped_range(0..total * contact_size);
+                bytemuck::pod_collect_to_vec(&view)
+            } else {
+                Vec::new()
+            };
+            if gpu.big_rx.is_some() {
+                b.big_staging.unmap();
+            }
+            c
+        } else {
+            // More than guessed: read the whole range now (one more round trip).
+            if gpu.big_rx.is_some() {
+                b.big_staging.unmap();
+            }
+            let bytes = total * contact_size;
+            let c = crate::readback::read_buffer(&self.device, &self.queue, b.contacts.buffer(), bytes, self.options.timeout)?;
+            let bigger = (2 * bytes).max(self.bufs.big_staging_bytes);
+            self.bufs.big_staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rtcd:buffer:staging_contacts"),
+                size: bigger,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            self.bufs.big_staging_bytes = bigger;
+            bytemuck::pod_collect_to_vec(&c)
+        };
+        self.cur = 1 - self.cur;
+        self.last_total = total;
+        metrics.standard_rays = counters[0] as u64;
+        metrics.iterative_rays = counters[1] as u64;
+        metrics.predictive_rays = counters[2] as u64;
+        metrics.iterative_hits = counters[3] as u64;
+        metrics.walk_steps = counters[4] as u64;
+        metrics.gpu_time = (!timings.is_empty()).then(|| timings.iter().map(|(_, d)| *d).sum());
+        self.last_timings = timings;
+
+        // Each job's contacts are contiguous (entries are laid out pair after pair).
+        let mut ranges = vec![(0usize, 0usize); jobs.len()];
+        let mut k = 0;
+        for (j, r) in ranges.iter_mut().enumerate() {
+            let s = k;
+            while k < contacts.len() && contacts[k].info[0] as usize == j {
+                k += 1;
+            }
+            *r = (s, k);
+        }
+        if k != contacts.len() {
+            return Err(BackendError::Readback("contacts out of pair order".into()));
+        }
+        let params = self.params;
+        let results: Vec<(Vec<rtcd::ContactManifold>, Vec<RayDebug>, StepMetrics, [u32; 2])> = ranges
+            .par_iter()
+            .zip(jobs.par_iter())
+            .map_init(
+                || (ReduceScratch::default(), Vec::new()),
+                |(scratch, candidates), (&(s, e), job)| parse_pair(&contacts[s..e], job, &params, &opts, scratch, candidates),
+            )
+            .collect();
+        for (job, (manifolds, rays, m, counts)) in jobs.iter().zip(results) {
+            metrics.add(&m);
+            self.table.mirror_mut(job.slot).rec_counts = counts;
+            let o = &mut outputs[job.input_index];
+            o.mode = if job.standard { StepMode::Standard } else { StepMode::Iterative };
+            o.manifolds = manifolds;
+            o.rays = rays;
+        }
+        metrics.time = start.elapsed();
+        Ok(StepOutput { pairs: outputs, metrics })
+    }
+}
+
+/// Turns one pair's compacted rays into manifolds, debug rays, metrics and record counts.
+fn parse_pair(
+    contacts: &[GpuContactOut],
+    job: &Job,
+    params: &RtcdParams,
+    opts: &StepOptions,
+    scratch: &mut ReduceScratch,
+    candidates: &mut Vec<ContactCandidate>,
+) -> (Vec<rtcd::ContactManifold>, Vec<RayDebug>, StepMetrics, [u32; 2]) {
+    let mut m = StepMetrics::default();
+    let mut counts = [0u32; 2];
+    let mut rays = Vec::new();
+    candidates.clear();
+    for c in contacts {
+        let [_, vertex, triangle, kind] = c.info;
+        let outcome = kind & 3;
+        let dir = ((kind >> 4) & 1) as usize;
+        counts[dir] += 1;
+        let p1 = Vec3::new(c.point_a[0], c.point_a[1], c.point_a[2]);
+        let p2 = Vec3::new(c.point_b[0], c.point_b[1], c.point_b[2]);
+        let n1 = Vec3::new(c.normal_a[0], c.normal_a[1], c.normal_a[2]);
+        let (dist, t) = (c.point_a[3], c.point_b[3]);
+        let (fid1, fid2) = if dir == 0 {
+            (FeatureId::Vertex(vertex), FeatureId::Face(triangle))
+        } else {
+            (FeatureId::Face(triangle), FeatureId::Vertex(vertex))
+        };
+        let cand = ContactCandidate { p1, p2, n1, dist, fid1, fid2 };
+        if outcome == OUTCOME_CONTACT {
+            m.contact_rays += 1;
+            m.cumulative_ray_length += t as f64;
+            m.cumulative_depth += -dist as f64;
+            m.max_depth = m.max_depth.max(-dist);
+            candidates.push(cand);
+        } else {
+            m.prediction_records += 1;
+            if dist <= opts.prediction_distance {
+                candidates.push(cand);
+            }
+        }
+        if opts.record_rays {
+            let origin = if dir == 0 { p1 } else { p2 };
+            let ray = Vec3::new(c.ray[0], c.ray[1], c.ray[2]);
+            rays.push(RayDebug {
+                origin,
+                end: origin + ray * t,
+                kind: match (kind >> 2) & 3 {
+                    RAY_ITERATIVE => RayKind::Iterative,
+                    RAY_PREDICTIVE => RayKind::Predictive,
+                    _ => RayKind::Standard,
+                },
+                outcome: if outcome == OUTCOME_CONTACT { RayOutcome::Contact } else { RayOutcome::Prediction },
+                from_shape2: dir == 1,
+                vertex,
+                triangle,
+                t,
+            });
+        }
+    }
+    let mut manifolds = Vec::new();
+    reduce_manifolds_with(candidates, &job.pos12, params.manifold_angle, scratch, &mut manifolds);
+    m.manifolds = manifolds.len() as u64;
+    m.manifold_points = manifolds.iter().map(|x| x.points.len() as u64).sum();
+    (manifolds, rays, m, counts)
+}
+
+impl NarrowPhaseBackend for GpuNarrowPhase {
+    fn name(&self) -> String {
+        format!("gpu ({})", self.adapter)
+    }
+    fn params(&self) -> &RtcdParams {
+        &self.params
+    }
+    fn step(&mut self, pairs: &[PairInput], opts: &StepOptions) -> Result<StepOutput, BackendError> {
+        GpuNarrowPhase::step(self, pairs, opts)
+    }
+}

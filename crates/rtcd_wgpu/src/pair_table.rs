@@ -1,0 +1,112 @@
+//! The pair table: one slot per pair in the narrow phase, allocated when a pair enters and freed when
+//! it leaves (free list). The slot's state lives on the GPU (`Slot`: reference pose, record ranges;
+//! the records themselves in the records buffer); the host keeps a small mirror (reference pose and
+//! record counts) to decide each pair's tracer and lay out the next dispatch without a round trip.
+//! The slot buffer grows by doubling with a device-side copy, so growth never drops state, and a
+//! persisting pair keeps its slot.
+
+use rtcd::{PairKey, Pose};
+use rustc_hash::FxHashMap;
+
+use crate::{buffer::GrowBuffer, error::GpuError, gpu_types::GpuSlot};
+
+/// Host mirror of one slot.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SlotMirror {
+    /// `(mesh1.id(), mesh2.id())`.
+    pub mesh_ids: (u64, u64),
+    /// Relative pose at the last standard step.
+    pub reference: Option<Pose>,
+    /// Records per direction after the last step.
+    pub rec_counts: [u32; 2],
+}
+
+pub(crate) struct PairTable {
+    slots: FxHashMap<PairKey, u32>,
+    free: Vec<u32>,
+    mirror: Vec<SlotMirror>,
+    pub buffer: GrowBuffer<GpuSlot>,
+}
+
+/// A pair's slot this step.
+pub(crate) struct SlotAssignment {
+    pub slot: u32,
+    /// First step of this pair in this slot (reset on the GPU).
+    pub new: bool,
+}
+
+impl PairTable {
+    pub fn new(device: &wgpu::Device, capacity: u32) -> Self {
+        let capacity = capacity.max(1);
+        Self {
+            slots: FxHashMap::default(),
+            free: (0..capacity).rev().collect(),
+            mirror: vec![SlotMirror::default(); capacity as usize],
+            buffer: GrowBuffer::new(device, "rtcd:buffer:pair_table", wgpu::BufferUsages::STORAGE, capacity as u64),
+        }
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.mirror.len() as u32
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn slot_of(&self, key: &PairKey) -> Option<u32> {
+        self.slots.get(key).copied()
+    }
+
+    pub fn mirror(&self, slot: u32) -> &SlotMirror {
+        &self.mirror[slot as usize]
+    }
+
+    pub fn mirror_mut(&mut self, slot: u32) -> &mut SlotMirror {
+        &mut self.mirror[slot as usize]
+    }
+
+    /// Frees every pair not in `present`; returns how many were freed.
+    pub fn retain(&mut self, present: &rustc_hash::FxHashSet<PairKey>) -> usize {
+        let before = self.slots.len();
+        let free = &mut self.free;
+        self.slots.retain(|k, s| {
+            let keep = present.contains(k);
+            if !keep {
+                free.push(*s);
+            }
+            keep
+        });
+        before - self.slots.len()
+    }
+
+    /// The slot of `key`, allocating one (growing the table on the device if full) for a new pair.
+    /// A pair whose meshes changed is treated as new in its old slot.
+    pub fn assign(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        key: PairKey,
+        mesh_ids: (u64, u64),
+    ) -> Result<SlotAssignment, GpuError> {
+        if let Some(&slot) = self.slots.get(&key) {
+            let m = &mut self.mirror[slot as usize];
+            if m.mesh_ids == mesh_ids {
+                return Ok(SlotAssignment { slot, new: false });
+            }
+            *m = SlotMirror { mesh_ids, ..Default::default() };
+            return Ok(SlotAssignment { slot, new: true });
+        }
+        if self.free.is_empty() {
+            let old = self.capacity();
+            let new_cap = old * 2;
+            self.buffer.reserve(device, encoder, new_cap as u64, old as u64)?;
+            self.mirror.resize(new_cap as usize, SlotMirror::default());
+            self.free.extend((old..new_cap).rev());
+        }
+        let slot = self.free.pop().expect("free list refilled above");
+        self.slots.insert(key, slot);
+        self.mirror[slot as usize] = SlotMirror { mesh_ids, ..Default::default() };
+        Ok(SlotAssignment { slot, new: true })
+    }
+}

@@ -1,0 +1,74 @@
+//! Helpers shared by the GPU tests: one headless device per test binary (lavapipe in CI), assets,
+//! seeded scenes.
+#![allow(dead_code)]
+
+use std::{path::PathBuf, sync::OnceLock};
+
+use glam::{Quat, Vec3};
+use rand::{Rng, SeedableRng};
+use rtcd::{Pose, RtcdMesh};
+use rtcd_wgpu::{DeviceOptions, GpuDevice, create_device};
+
+/// The shared device. Panics with the reason when none can be created: GPU tests must not skip.
+pub fn device() -> &'static GpuDevice {
+    static DEVICE: OnceLock<GpuDevice> = OnceLock::new();
+    DEVICE.get_or_init(|| {
+        let d = create_device(&DeviceOptions::default())
+            .unwrap_or_else(|e| panic!("no GPU device (install Mesa's lavapipe: scripts/install-deps.sh): {e}"));
+        eprintln!("GPU tests on: {} ({:?}, {:?})", d.info.name, d.info.device_type, d.info.backend);
+        d
+    })
+}
+
+pub fn asset(name: &str) -> RtcdMesh {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../assets/meshes/{name}.obj"));
+    RtcdMesh::from_obj(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn rng(seed: u64) -> rand_pcg::Pcg64 {
+    rand_pcg::Pcg64::seed_from_u64(seed)
+}
+
+pub fn random_rotation(rng: &mut impl Rng) -> Quat {
+    let (u1, u2, u3): (f32, f32, f32) = (rng.random(), rng.random(), rng.random());
+    let (s1, s2) = ((1.0 - u1).sqrt(), u1.sqrt());
+    let (a, b) = (std::f32::consts::TAU * u2, std::f32::consts::TAU * u3);
+    Quat::from_xyzw(s1 * a.sin(), s1 * a.cos(), s2 * b.sin(), s2 * b.cos()).normalize()
+}
+
+/// A seeded scene of `pairs` pairs of concave meshes, each pair placed apart from the others, its two
+/// bodies overlapping by a random amount.
+pub struct Scene {
+    pub meshes: Vec<RtcdMesh>,
+    /// (mesh index of shape 1, mesh index of shape 2, pos12)
+    pub pairs: Vec<(usize, usize, Pose)>,
+}
+
+impl Scene {
+    pub fn random(pairs: usize, seed: u64) -> Self {
+        let meshes = vec![asset("blob_900"), asset("torus_900"), asset("bent_tube_896")];
+        let mut r = rng(seed);
+        let pairs = (0..pairs)
+            .map(|_| {
+                let a = r.random_range(0..meshes.len());
+                let b = r.random_range(0..meshes.len());
+                let dir = Vec3::new(r.random_range(-1.0..1.0), r.random_range(-1.0..1.0), r.random_range(-1.0..1.0))
+                    .normalize_or(Vec3::Y);
+                let dist = r.random_range(0.35..0.8);
+                (a, b, Pose::new(dir * dist, random_rotation(&mut r)))
+            })
+            .collect();
+        Self { meshes, pairs }
+    }
+
+    /// The relative pose of pair `k` at `tick`: a small random walk around the start.
+    pub fn pose_at(&self, k: usize, tick: usize, seed: u64) -> Pose {
+        let base = self.pairs[k].2;
+        let mut r = rng(seed ^ (k as u64).wrapping_mul(0x9E37_79B9));
+        let (f1, f2, f3): (f32, f32, f32) = (r.random_range(0.02..0.1), r.random_range(0.02..0.1), r.random_range(0.0..6.28));
+        let t = tick as f32;
+        let d = Vec3::new((t * f1 + f3).sin(), (t * f2).cos() - 1.0, (t * f1 * 0.7).sin()) * 0.01;
+        let q = Quat::from_rotation_y(0.004 * t) * Quat::from_rotation_x(0.02 * (t * f2).sin());
+        Pose::new(base.translation + d, base.rotation * q)
+    }
+}

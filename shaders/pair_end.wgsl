@@ -1,0 +1,24 @@
+// Kernel, one thread per pair: after compaction, each direction's records form one contiguous range
+// of the new records buffer; store it in the pair's slot for the next step's iterative walk.
+#import rtcd::types::Slot
+#import rtcd::math::linear_index
+#import rtcd::pairs::{pairs, params}
+
+@group(0) @binding(5) var<storage, read_write> slots: array<Slot>;
+@group(0) @binding(9) var<storage, read> offsets: array<u32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let p = linear_index(wg, nwg, li);
+    if (p >= params.pair_count) {
+        return;
+    }
+    let pair = pairs[p];
+    let a = offsets[pair.entry_offset];
+    let b = offsets[pair.entry_offset + pair.entries_a];
+    let c = offsets[pair.entry_offset + pair.entries_a + pair.entries_b];
+    slots[pair.slot].rec_offset_a = a;
+    slots[pair.slot].rec_count_a = b - a;
+    slots[pair.slot].rec_offset_b = b;
+    slots[pair.slot].rec_count_b = c - b;
+}

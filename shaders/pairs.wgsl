@@ -1,0 +1,64 @@
+// The step's pair list and constants, and the mapping from a flattened ray-list entry to its pair,
+// direction and index (IRTCD 2013 §3.5's pair × vertex work layout, flattened with per-pair offsets).
+#define_import_path rtcd::pairs
+
+#import rtcd::types::{Pair, Params, MeshRef}
+
+@group(0) @binding(3) var<storage, read> pairs: array<Pair>;
+@group(0) @binding(4) var<uniform> params: Params;
+
+struct EntryRef {
+    pair: u32,
+    // 0: shape 1's vertices against shape 2; 1: the reverse.
+    dir: u32,
+    // Vertex (standard pair) or record (iterative pair) index within the direction.
+    index: u32,
+}
+
+// The pair whose entry range holds `entry`: the last pair starting at or before it.
+fn find_pair(entry: u32) -> u32 {
+    var lo = 0u;
+    var hi = params.pair_count - 1u;
+    while (lo < hi) {
+        let mid = (lo + hi + 1u) / 2u;
+        if (pairs[mid].entry_offset <= entry) {
+            lo = mid;
+        } else {
+            hi = mid - 1u;
+        }
+    }
+    return lo;
+}
+
+fn entry_ref(entry: u32) -> EntryRef {
+    let p = find_pair(entry);
+    let local = entry - pairs[p].entry_offset;
+    if (local < pairs[p].entries_a) {
+        return EntryRef(p, 0u, local);
+    }
+    return EntryRef(p, 1u, local - pairs[p].entries_a);
+}
+
+// Mesh casting the rays of direction `dir`, and the mesh they hit.
+fn from_mesh(pair: Pair, dir: u32) -> MeshRef {
+    if (dir == 0u) {
+        return pair.mesh_a;
+    }
+    return pair.mesh_b;
+}
+
+fn to_mesh(pair: Pair, dir: u32) -> MeshRef {
+    if (dir == 0u) {
+        return pair.mesh_b;
+    }
+    return pair.mesh_a;
+}
+
+// Rotation and translation mapping the casting mesh's frame into the hit mesh's frame.
+fn from_to_q(pair: Pair, dir: u32) -> vec4<f32> {
+    return select(pair.pose12_q, pair.pose21_q, dir == 0u);
+}
+
+fn from_to_t(pair: Pair, dir: u32) -> vec4<f32> {
+    return select(pair.pose12_t, pair.pose21_t, dir == 0u);
+}

@@ -1,0 +1,79 @@
+// Kernel, one thread per entry of the flattened ray list (pair direction × vertex) of the pairs traced
+// with the standard tracer this step: candidate test, a standard trace of both sides of the line
+// (brute force, or the stackless BVH with the TRACER_BVH shader def), Hermann validity and
+// prediction culling. Writes one EntryHit per entry. Mirror of standard_direction in
+// crates/rtcd/src/detect/pair.rs.
+#import rtcd::types::{EntryHit, NONE, PAIR_STANDARD, OUTCOME_NONE, OUTCOME_CONTACT, OUTCOME_PREDICTION, OUTCOME_REJECTED, RAY_STANDARD, COUNT_STANDARD_RAYS}
+#import rtcd::math::{quat_rotate, transform_point, linear_index}
+#import rtcd::geometry::{vertex_of, triangle_of}
+#import rtcd::types::MeshRef
+#import rtcd::pairs::{pairs, params, entry_ref, from_mesh, to_mesh, from_to_q, from_to_t}
+#import rtcd::candidates::is_candidate
+#import rtcd::trace_brute::{trace_brute, LineHits}
+#import rtcd::trace_bvh::trace_bvh
+#import rtcd::hermann::{contact_valid, prediction_valid}
+
+@group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 8>;
+
+var<workgroup> traced: atomic<u32>;
+
+fn triangle_normal(m: MeshRef, tri: u32) -> vec3<f32> {
+    return triangle_of(m, tri).n.xyz;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (li == 0u) {
+        atomicStore(&traced, 0u);
+    }
+    workgroupBarrier();
+    let i = linear_index(wg, nwg, li);
+    if (i < params.entry_count) {
+        let e = entry_ref(i);
+        let pair = pairs[e.pair];
+        if ((pair.flags & PAIR_STANDARD) != 0u) {
+            let src = from_mesh(pair, e.dir);
+            let v = vertex_of(src, e.index);
+            var region_min = pair.region_a_min;
+            var region_max = pair.region_a_max;
+            if (e.dir == 1u) {
+                region_min = pair.region_b_min;
+                region_max = pair.region_b_max;
+            }
+            var out = EntryHit(NONE, 0.0, OUTCOME_NONE | (RAY_STANDARD << 2u) | (e.dir << 4u), e.index);
+            if (is_candidate(v.p.xyz, region_min, region_max)) {
+                atomicAdd(&traced, 1u);
+                let q = from_to_q(pair, e.dir);
+                let o = transform_point(q, from_to_t(pair, e.dir), v.p.xyz);
+                let d = quat_rotate(q, -v.n.xyz);
+                let to = to_mesh(pair, e.dir);
+                let back = select(0.0, params.culling_dist, params.prediction != 0u);
+#ifdef TRACER_BVH
+                let hits = trace_bvh(to, o, d, back, v.p.w);
+#else
+                let hits = trace_brute(to, o, d, back, v.p.w);
+#endif
+                var outcome = OUTCOME_REJECTED;
+                var tri = hits.fwd_tri;
+                var t = select(0.0, hits.fwd_t, hits.fwd_tri != NONE);
+                if (hits.fwd_tri != NONE && contact_valid(d, triangle_normal(to, hits.fwd_tri), hits.fwd_t, v.p.w)) {
+                    outcome = OUTCOME_CONTACT;
+                } else if (hits.back_tri != NONE && prediction_valid(d, triangle_normal(to, hits.back_tri), -hits.back_t, params.culling_dist)) {
+                    outcome = OUTCOME_PREDICTION;
+                    tri = hits.back_tri;
+                    t = -hits.back_t;
+                }
+                out = EntryHit(tri, t, outcome | (RAY_STANDARD << 2u) | (e.dir << 4u), e.index);
+            }
+            entries[i] = out;
+        }
+    }
+    workgroupBarrier();
+    if (li == 0u) {
+        let n = atomicLoad(&traced);
+        if (n > 0u) {
+            atomicAdd(&counters[COUNT_STANDARD_RAYS], n);
+        }
+    }
+}

@@ -1,0 +1,168 @@
+// Shared GPU types of the rtcd narrow phase. Every struct here has a `#[repr(C)]` Pod mirror in
+// crates/rtcd_wgpu/src/gpu_types.rs whose size a test pins to this file's layout. No vec3 in storage
+// structs: vec4 or scalars only. Padding fields are `padN` here and `_padN` in Rust (naga_oil
+// rejects identifiers that start with an underscore).
+#define_import_path rtcd::types
+
+// "No triangle / no neighbour / no record".
+const NONE: u32 = 0xffffffffu;
+// Barycentric tolerance and parallel-ray threshold: the same values as rtcd::ray.
+const BARYCENTRIC_EPS: f32 = 1e-5;
+const PARALLEL_EPS: f32 = 1e-7;
+// BvhNode.leaf: first triangle << LEAF_COUNT_BITS | count (0 for an internal node).
+const LEAF_COUNT_BITS: u32 = 4u;
+
+// Outcome of one ray (EntryHit.kind bits 0-1).
+const OUTCOME_NONE: u32 = 0u;
+const OUTCOME_CONTACT: u32 = 1u;
+const OUTCOME_PREDICTION: u32 = 2u;
+const OUTCOME_REJECTED: u32 = 3u;
+// How it was traced (bits 2-3).
+const RAY_STANDARD: u32 = 0u;
+const RAY_ITERATIVE: u32 = 1u;
+const RAY_PREDICTIVE: u32 = 2u;
+// Direction (bit 4): 0 = shape 1's vertex against shape 2, 1 = the reverse.
+
+// Pair.flags
+const PAIR_STANDARD: u32 = 1u;
+const PAIR_NEW: u32 = 2u;
+
+// Record.triangle: bit 31 set for a prediction.
+const RECORD_PREDICTION: u32 = 0x80000000u;
+
+// Counters (indices into the counters array).
+const COUNT_STANDARD_RAYS: u32 = 0u;
+const COUNT_ITERATIVE_RAYS: u32 = 1u;
+const COUNT_PREDICTIVE_RAYS: u32 = 2u;
+const COUNT_ITERATIVE_HITS: u32 = 3u;
+const COUNT_WALK_STEPS: u32 = 4u;
+const COUNTERS: u32 = 8u;
+
+// A mesh vertex: position and exit distance (w), outward normal.
+struct Vertex {
+    p: vec4<f32>,
+    n: vec4<f32>,
+}
+
+// A triangle: mesh-local vertex indices, neighbours across edges (v0 v1), (v1 v2), (v2 v0), and its
+// outward unit normal.
+struct Triangle {
+    v: vec4<u32>,
+    adj: vec4<u32>,
+    n: vec4<f32>,
+}
+
+// rtcd::bvh::BvhNode, 32 bytes.
+struct BvhNode {
+    min_x: f32,
+    min_y: f32,
+    min_z: f32,
+    miss: u32,
+    max_x: f32,
+    max_y: f32,
+    max_z: f32,
+    leaf: u32,
+}
+
+// Where a mesh lives in the shared geometry buffers.
+struct MeshRef {
+    vertex_offset: u32,
+    vertex_count: u32,
+    triangle_offset: u32,
+    triangle_count: u32,
+    bvh_offset: u32,
+    bvh_count: u32,
+    pad_a: u32,
+    pad_b: u32,
+}
+
+// One pair of one step (uploaded each step).
+struct Pair {
+    // Shape 2's pose in shape 1's frame (quaternion xyzw, translation xyz).
+    pose12_q: vec4<f32>,
+    pose12_t: vec4<f32>,
+    // Its inverse: shape 1 in shape 2's frame.
+    pose21_q: vec4<f32>,
+    pose21_t: vec4<f32>,
+    // Candidate regions: shape 1's vertices (shape 1's frame), shape 2's vertices (shape 2's frame).
+    region_a_min: vec4<f32>,
+    region_a_max: vec4<f32>,
+    region_b_min: vec4<f32>,
+    region_b_max: vec4<f32>,
+    mesh_a: MeshRef,
+    mesh_b: MeshRef,
+    // Pair-table slot holding this pair's state.
+    slot: u32,
+    // PAIR_STANDARD, PAIR_NEW.
+    flags: u32,
+    // First entry of this pair in the flattened ray list, and entries per direction (standard: vertex
+    // counts; iterative: record counts).
+    entry_offset: u32,
+    entries_a: u32,
+    entries_b: u32,
+    pad_a: u32,
+    pad_b: u32,
+    pad_c: u32,
+}
+
+// A pair-table slot: the state kept between steps.
+struct Slot {
+    // Reference relative pose (t_ni, q_ni) of the last standard step; ref_t.w = 1 when set.
+    ref_q: vec4<f32>,
+    ref_t: vec4<f32>,
+    // Records of each direction in the records buffer.
+    rec_offset_a: u32,
+    rec_count_a: u32,
+    rec_offset_b: u32,
+    rec_count_b: u32,
+}
+
+// What a ray remembers between steps.
+struct Record {
+    vertex: u32,
+    // Triangle | RECORD_PREDICTION.
+    triangle: u32,
+}
+
+// One traced ray (one entry of the flattened list).
+struct EntryHit {
+    triangle: u32,
+    t: f32,
+    // outcome | ray kind << 2 | direction << 4
+    kind: u32,
+    vertex: u32,
+}
+
+// One compacted contact or prediction, in shape 1's frame.
+struct ContactOut {
+    // Point on shape 1; w = signed distance.
+    point_a: vec4<f32>,
+    // Point on shape 2 (shape 1's frame); w = ray parameter t.
+    point_b: vec4<f32>,
+    // Normal from shape 1 toward shape 2.
+    normal_a: vec4<f32>,
+    // Ray direction in shape 1's frame (for the debug overlay).
+    ray: vec4<f32>,
+    // pair index, vertex, triangle, kind (as EntryHit.kind)
+    info: vec4<u32>,
+}
+
+// Step constants.
+struct Params {
+    culling_dist: f32,
+    max_it: u32,
+    prediction: u32,
+    reprojection: u32,
+    pair_count: u32,
+    entry_count: u32,
+    pad_a: u32,
+    pad_b: u32,
+}
+
+// Scan constants.
+struct ScanParams {
+    n: u32,
+    pad_a: u32,
+    pad_b: u32,
+    pad_c: u32,
+}
