@@ -1,10 +1,11 @@
 // Rigid transforms with quaternions (xyzw), as glam does.
 #define_import_path rtcd::math
 
+// The formula glam uses (Quat::mul_vec3), so both backends round alike.
 fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
-    let u = q.xyz;
-    let t = 2.0 * cross(u, v);
-    return v + q.w * t + cross(u, t);
+    let b = q.xyz;
+    let w = q.w;
+    return v * (w * w - dot(b, b)) + b * (dot(v, b) * 2.0) + cross(b, v) * (w * 2.0);
 }
 
 fn transform_point(q: vec4<f32>, t: vec4<f32>, p: vec3<f32>) -> vec3<f32> {

@@ -25,6 +25,7 @@ use rustc_hash::FxHashMap;
 use crate::{
     convert::pose_distance,
     ground::{CuboidKey, GroundMeshes},
+    reduction::Reducer,
 };
 
 /// The second member of a cached pair, as the dispatcher can identify it.
@@ -49,7 +50,11 @@ pub struct CacheKey {
 impl CacheKey {
     /// The key of two meshes, and whether `(id1, id2)` is the stored order swapped.
     pub fn meshes(id1: u64, id2: u64) -> (Self, bool) {
-        if id1 <= id2 { (Self { a: id1, b: Partner::Mesh(id2) }, false) } else { (Self { a: id2, b: Partner::Mesh(id1) }, true) }
+        if id1 <= id2 {
+            (Self { a: id1, b: Partner::Mesh(id2) }, false)
+        } else {
+            (Self { a: id2, b: Partner::Mesh(id1) }, true)
+        }
     }
 
     /// The key of a mesh and a cuboid (the mesh is always shape 1 of the stored results).
@@ -118,6 +123,9 @@ impl Pos12Tolerance {
     }
 }
 
+/// Default of [`CacheSettings::support_fraction`].
+pub const DEFAULT_SUPPORT_FRACTION: f32 = 0.1;
+
 /// Settings of the dispatcher side of the cache.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CacheSettings {
@@ -129,6 +137,14 @@ pub struct CacheSettings {
     /// (IRTCD 2013 Eq. 2 bound) of the current one. Default: the parameters' `distance_extension`,
     /// the margin rtcd itself traces ahead with.
     pub refresh_max_displacement: f32,
+    /// Candidates within this share of a pair's prediction distance of touching (and penetrating
+    /// ones) are the *support* tier of the contact reduction; the others are speculative and kept only
+    /// for normal directions the support does not cover (see the `reduction` module). Default 0.1.
+    pub support_fraction: f32,
+    /// Whether pairs of our meshes with cuboid colliders (grounds, walls) are ours, with the cuboid
+    /// seen as an rtcd box. With `false` they go to Rapier's default dispatcher (our shape's triangle
+    /// mesh against the cuboid, triangle by triangle). Default `true`.
+    pub cuboids: bool,
 }
 
 /// Counters of the dispatcher since the last [`ContactCache::reset_counters`] (the driver resets
@@ -174,7 +190,7 @@ struct Inner {
     entries: RwLock<Entries>,
     settings: RwLock<CacheSettings>,
     counters: Counters,
-    exact: Mutex<NarrowPhase>,
+    exact: Mutex<(NarrowPhase, Reducer)>,
     grounds: GroundMeshes,
 }
 
@@ -207,13 +223,15 @@ impl ContactCache {
             miss_policy: MissPolicy::Exact,
             tolerance: Pos12Tolerance::default(),
             refresh_max_displacement: params.distance_extension,
+            support_fraction: DEFAULT_SUPPORT_FRACTION,
+            cuboids: true,
         };
         Ok(Self {
             inner: Arc::new(Inner {
                 entries: RwLock::new(Entries::default()),
                 settings: RwLock::new(settings),
                 counters: Counters::default(),
-                exact: Mutex::new(exact),
+                exact: Mutex::new((exact, Reducer::default())),
                 grounds,
             }),
         })
@@ -231,7 +249,7 @@ impl ContactCache {
 
     /// Sets the parameters of the on-the-spot narrow phase (e.g. when the driver's change).
     pub fn set_params(&self, params: RtcdParams) -> Result<(), ParamsError> {
-        self.inner.exact.lock().unwrap_or_else(|e| e.into_inner()).set_params(params)
+        self.inner.exact.lock().unwrap_or_else(|e| e.into_inner()).0.set_params(params)
     }
 
     /// The box meshes of cuboid colliders.
@@ -323,9 +341,11 @@ impl ContactCache {
             .map(|(_, p)| p.clone())
     }
 
-    /// Runs `f` on the on-the-spot CPU narrow phase (locked).
-    pub(crate) fn with_exact<R>(&self, f: impl FnOnce(&mut NarrowPhase) -> R) -> R {
-        f(&mut self.inner.exact.lock().unwrap_or_else(|e| e.into_inner()))
+    /// Runs `f` on the on-the-spot CPU narrow phase and its reducer (locked).
+    pub(crate) fn with_exact<R>(&self, f: impl FnOnce(&mut NarrowPhase, &mut Reducer) -> R) -> R {
+        let mut guard = self.inner.exact.lock().unwrap_or_else(|e| e.into_inner());
+        let (np, reducer) = &mut *guard;
+        f(np, reducer)
     }
 }
 

@@ -31,7 +31,13 @@ pub(crate) fn flipped(m: &ContactManifold) -> ContactManifold {
         points: m
             .points
             .iter()
-            .map(|p| rtcd::ContactPoint { local_p1: p.local_p2, local_p2: p.local_p1, dist: p.dist, fid1: p.fid2, fid2: p.fid1 })
+            .map(|p| rtcd::ContactPoint {
+                local_p1: p.local_p2,
+                local_p2: p.local_p1,
+                dist: p.dist,
+                fid1: p.fid2,
+                fid2: p.fid1,
+            })
             .collect(),
     }
 }

@@ -14,20 +14,28 @@
 //! prediction, and so do we: the skin needs nothing else here. The batch traces with the largest
 //! such prediction of its pairs, so speculative contacts within the skin are present.
 //!
-//! **Manifolds and workspace.** One Rapier manifold per rtcd normal group (at most 4 points each;
-//! Rapier's contact clustering merges groups within ~5°). Rapier's solver graph only rebuilds a
-//! pair whose manifold count may change when the pair has a workspace, so we always set
-//! `*workspace = Some(RtcdWorkspace)`, as parry's composite-shape code does.
+//! **Manifolds and workspace.** One Rapier manifold per normal group of at most 4 points (the
+//! two-tier reduction of the `reduction` module; Rapier's contact clustering then merges groups
+//! within ~5°). Rapier's solver graph only rebuilds a pair whose manifold count may change when the
+//! pair has a workspace, so we always set `*workspace = Some(RtcdWorkspace)`, as parry's
+//! composite-shape code does. Warm-start data is carried from the pair's previous points by feature
+//! id (`match_contacts`), then by casting vertex.
+//!
+//! **Looking up.** A pair whose oriented bounding boxes are farther apart than the prediction has no
+//! contact. Otherwise the cached result computed at this `pos12` (within [`Pos12Tolerance`]) is
+//! used, swapped if Rapier's order is the reverse of the cache's; without one, the [`MissPolicy`]
+//! decides.
+//!
+//! [`Pos12Tolerance`]: crate::Pos12Tolerance
 
 use std::time::Instant;
 
 use parry3d::{
-    bounding_volume::BoundingVolume,
     math::{Pose, Real, Vector},
     query::{
-        ClosestPoints, Contact, ContactManifold, ContactManifoldsWorkspace, NonlinearRigidMotion, PersistentQueryDispatcher,
-        QueryDispatcher, ShapeCastHit, ShapeCastOptions, TypedWorkspaceData, Unsupported, WorkspaceData,
-        details::NormalConstraints,
+        ClosestPoints, Contact, ContactManifold, ContactManifoldsWorkspace, NonlinearRigidMotion,
+        PersistentQueryDispatcher, QueryDispatcher, ShapeCastHit, ShapeCastOptions, TypedWorkspaceData, Unsupported,
+        WorkspaceData, details::NormalConstraints, intersection_test,
     },
     shape::{Cuboid, Shape},
 };
@@ -71,11 +79,11 @@ enum Side<'a> {
 }
 
 impl<'a> Side<'a> {
-    fn of(g: &'a dyn Shape) -> Option<Self> {
+    fn of(g: &'a dyn Shape, cuboids: bool) -> Option<Self> {
         if let Some(s) = g.as_shape::<RtcdShape>() {
             Some(Side::Mesh(s))
         } else {
-            g.as_cuboid().map(Side::Cuboid)
+            g.as_cuboid().filter(|_| cuboids).map(Side::Cuboid)
         }
     }
 }
@@ -93,8 +101,15 @@ impl RtcdDispatcher {
 
     /// Our contacts for `g1`/`g2` at `pos12` (rtcd manifolds in this call's order), or `None` when
     /// the pair is not ours.
-    pub fn resolve(&self, pos12: &Pose, g1: &dyn Shape, g2: &dyn Shape, prediction: Real) -> Option<Vec<rtcd::ContactManifold>> {
-        let (s1, s2) = (Side::of(g1)?, Side::of(g2)?);
+    pub fn resolve(
+        &self,
+        pos12: &Pose,
+        g1: &dyn Shape,
+        g2: &dyn Shape,
+        prediction: Real,
+    ) -> Option<Vec<rtcd::ContactManifold>> {
+        let settings = self.cache.settings();
+        let (s1, s2) = (Side::of(g1, settings.cuboids)?, Side::of(g2, settings.cuboids)?);
         // (cache key, whether this call's order is the key's order swapped) candidates.
         let (keys, mesh1, mesh2) = match (&s1, &s2) {
             (Side::Mesh(a), Side::Mesh(b)) => {
@@ -115,8 +130,7 @@ impl RtcdDispatcher {
         };
 
         // Farther apart than the prediction: no contact, nothing to look up.
-        let aabb1 = g1.compute_local_aabb().loosened(prediction.max(0.0));
-        if !aabb1.intersects(&g2.compute_aabb(pos12)) {
+        if !boxes_within(pos12, g1, g2, prediction) {
             self.cache.count(Count::Separated);
             return Some(Vec::new());
         }
@@ -131,7 +145,6 @@ impl RtcdDispatcher {
                 return Some(in_order(ms, swapped));
             }
         }
-        let settings = self.cache.settings();
         if settings.miss_policy == MissPolicy::RefreshDepths {
             for &(key, swapped) in &keys {
                 let stored_pos12 = if swapped { pos12.inverse() } else { *pos12 };
@@ -147,12 +160,34 @@ impl RtcdDispatcher {
         // on-the-spot narrow phase keeps no useful state between unrelated pairs).
         let start = Instant::now();
         let input = PairInput::new(PairKey::new(1, 2), &mesh1, &mesh2, to_rtcd(pos12));
-        let opts = StepOptions { prediction_distance: prediction.max(0.0), force_standard: true, ..Default::default() };
-        let mut out = self.cache.with_exact(|np| np.step(&[input], &opts));
-        let manifolds = out.pairs.pop().map(|p| p.manifolds).unwrap_or_default();
+        let prediction = prediction.max(0.0);
+        let opts = StepOptions {
+            prediction_distance: prediction,
+            force_standard: true,
+            keep_contacts: true,
+            ..Default::default()
+        };
+        let manifolds = self.cache.with_exact(|np, reducer| {
+            let angle = np.params().manifold_angle;
+            let out = np.step(&[input], &opts).pairs.pop().unwrap_or_default();
+            reducer.reduce_output(out, &to_rtcd(pos12), angle, prediction, settings.support_fraction)
+        });
         self.cache.count(Count::Miss(start.elapsed()));
         Some(manifolds)
     }
+}
+
+/// Whether the two shapes' local bounding boxes, as oriented boxes at `pos12` and each grown by half
+/// the prediction, overlap. Stricter than parry's AABB-in-frame-1 test and implied by the batch's
+/// world-box test, so a pair failing it cannot be in contact and was never in the batch.
+fn boxes_within(pos12: &Pose, g1: &dyn Shape, g2: &dyn Shape, prediction: Real) -> bool {
+    let grow = 0.5 * prediction.max(0.0);
+    let obb = |g: &dyn Shape| {
+        let b = g.compute_local_aabb();
+        (Cuboid::new(b.half_extents() + Vector::splat(grow)), Pose::from_translation(b.center()))
+    };
+    let ((c1, p1), (c2, p2)) = (obb(g1), obb(g2));
+    intersection_test(&p1, &c1, &(*pos12 * p2), &c2).unwrap_or(true)
 }
 
 impl QueryDispatcher for RtcdDispatcher {

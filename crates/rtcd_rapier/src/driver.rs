@@ -12,14 +12,21 @@
 //! backend error the driver warns once, switches to the CPU for good and re-runs the step, so no
 //! step goes without contacts.
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::{Arc, Mutex},
+    time::Instant,
+};
 
 use parry3d::{math::Pose, query::DefaultQueryDispatcher, query::QueryDispatcher};
 use rapier3d::{
     dynamics::{RigidBodyHandle, RigidBodySet, RigidBodyType},
-    geometry::{ActiveCollisionTypes, ColliderHandle, ColliderSet, InteractionGroups, NarrowPhase as RapierNarrowPhase},
+    geometry::{
+        ActiveCollisionTypes, ColliderHandle, ColliderSet, InteractionGroups, NarrowPhase as RapierNarrowPhase,
+    },
 };
-use rtcd::{NarrowPhase, NarrowPhaseBackend, PairInput, PairKey, ParamsError, RtcdMesh, RtcdParams, StepOptions, StepOutput};
+use rtcd::{
+    NarrowPhase, NarrowPhaseBackend, PairInput, PairKey, ParamsError, RtcdMesh, RtcdParams, StepOptions, StepOutput,
+};
 use rustc_hash::FxHashSet;
 
 use crate::{
@@ -29,6 +36,7 @@ use crate::{
     dispatcher::RtcdDispatcher,
     ground::{GroundMeshes, cuboid_key},
     metrics::RtcdMetrics,
+    reduction::Reducer,
     shape::RtcdShape,
 };
 
@@ -40,15 +48,12 @@ pub struct DriverSettings {
     /// (IRTCD records, predictive rays) and are ready when they close in. Default: the parameters'
     /// `distance_extension` (2014 §3.1).
     pub margin: f32,
-    /// Treat cuboid colliders as rtcd boxes against our meshes. With `false`, mesh-cuboid pairs are
-    /// left to Rapier's default dispatcher (through the composite triangle mesh).
-    pub cuboids: bool,
 }
 
 impl DriverSettings {
     /// Defaults for these parameters.
     pub fn for_params(params: &RtcdParams) -> Self {
-        Self { margin: params.distance_extension, cuboids: true }
+        Self { margin: params.distance_extension }
     }
 }
 
@@ -81,8 +86,13 @@ struct Entry {
 }
 
 /// The batch pass and its backend. See the module docs.
+///
+/// `Send + Sync` (the backend sits behind a mutex that `detect`, holding `&mut self`, never waits
+/// on), so it can live in a Bevy resource.
 pub struct RtcdDriver {
-    backend: Box<dyn NarrowPhaseBackend>,
+    backend: Mutex<Box<dyn NarrowPhaseBackend>>,
+    params: RtcdParams,
+    backend_name: String,
     fallback: Option<NarrowPhase>,
     fell_back: bool,
     cache: ContactCache,
@@ -93,12 +103,13 @@ pub struct RtcdDriver {
     boxes: Vec<rtcd::Aabb>,
     order: Vec<u32>,
     candidates: Vec<(u32, u32)>,
+    reducer: Reducer,
 }
 
 impl std::fmt::Debug for RtcdDriver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RtcdDriver")
-            .field("backend", &self.backend.name())
+            .field("backend", &self.backend_name)
             .field("fell_back", &self.fell_back)
             .field("settings", &self.settings)
             .field("cache", &self.cache)
@@ -119,7 +130,9 @@ impl RtcdDriver {
         let cache = ContactCache::new(params, GroundMeshes::new())?;
         Ok(Self {
             metrics: RtcdMetrics { backend: backend.name(), ..Default::default() },
-            backend,
+            backend_name: backend.name(),
+            backend: Mutex::new(backend),
+            params,
             fallback: Some(fallback),
             fell_back: false,
             cache,
@@ -129,6 +142,7 @@ impl RtcdDriver {
             boxes: Vec::new(),
             order: Vec::new(),
             candidates: Vec::new(),
+            reducer: Reducer::default(),
         })
     }
 
@@ -165,12 +179,12 @@ impl RtcdDriver {
 
     /// The backend's parameters.
     pub fn params(&self) -> &RtcdParams {
-        self.backend.params()
+        &self.params
     }
 
     /// The name of the backend in use.
     pub fn backend_name(&self) -> String {
-        self.backend.name()
+        self.backend_name.clone()
     }
 
     /// Whether the injected backend failed and the CPU fallback took over.
@@ -194,12 +208,13 @@ impl RtcdDriver {
         self.collect(bodies, colliders);
         let grow = 0.5 * (prediction + self.settings.margin.max(0.0));
         self.boxes.clear();
-        self.boxes.extend(self.entries.iter().map(|e| e.mesh.aabb().transformed(&to_rtcd(&e.pose)).extended(grow + e.skin)));
+        self.boxes
+            .extend(self.entries.iter().map(|e| e.mesh.aabb().transformed(&to_rtcd(&e.pose)).extended(grow + e.skin)));
         self.candidates.clear();
         sweep_and_prune(&self.boxes, &mut self.order, &mut self.candidates);
 
         // Orient and filter the pairs, as Rapier would filter them before calling the dispatcher.
-        let mut pairs: Vec<(usize, usize, Pose)> = Vec::with_capacity(self.candidates.len());
+        let mut pairs: Vec<(usize, usize, Pose, f32)> = Vec::with_capacity(self.candidates.len());
         let mut batch_prediction = prediction;
         for &(i, j) in &self.candidates {
             let (a, b) = (&self.entries[i as usize], &self.entries[j as usize]);
@@ -207,50 +222,65 @@ impl RtcdDriver {
                 (None, None) => continue,
                 (Some(_), None) => (i, j),
                 (None, Some(_)) => (j, i),
-                (Some(x), Some(y)) => if (x, a.handle.into_raw_parts()) <= (y, b.handle.into_raw_parts()) { (i, j) } else { (j, i) },
+                (Some(x), Some(y)) => {
+                    if (x, a.handle.into_raw_parts()) <= (y, b.handle.into_raw_parts()) {
+                        (i, j)
+                    } else {
+                        (j, i)
+                    }
+                }
             };
             let (e1, e2) = (&self.entries[first as usize], &self.entries[second as usize]);
             if !(e1.active || e2.active)
                 || (e1.body.is_some() && e1.body == e2.body)
                 || !e1.groups.test(e2.groups)
-                || !(e1.collision_types.test(e1.body_type, e2.body_type) || e2.collision_types.test(e1.body_type, e2.body_type))
+                || !(e1.collision_types.test(e1.body_type, e2.body_type)
+                    || e2.collision_types.test(e1.body_type, e2.body_type))
             {
                 continue;
             }
             // Rapier's prediction for the pair: the distance plus both contact skins.
-            batch_prediction = batch_prediction.max(prediction + e1.skin + e2.skin);
-            pairs.push((first as usize, second as usize, e1.pose.inv_mul(&e2.pose)));
+            let pair_prediction = prediction + e1.skin + e2.skin;
+            batch_prediction = batch_prediction.max(pair_prediction);
+            pairs.push((first as usize, second as usize, e1.pose.inv_mul(&e2.pose), pair_prediction));
         }
         let broad_phase_time = start.elapsed();
 
         let inputs: Vec<PairInput> = pairs
             .iter()
-            .map(|&(i, j, pos12)| {
+            .map(|&(i, j, pos12, _)| {
                 let (e1, e2) = (&self.entries[i], &self.entries[j]);
                 PairInput::new(PairKey::new(e1.key, e2.key), &e1.mesh, &e2.mesh, to_rtcd(&pos12))
             })
             .collect();
-        let opts = StepOptions { prediction_distance: batch_prediction, ..Default::default() };
-        let out = Self::run_step(&mut self.backend, &mut self.fallback, &mut self.fell_back, &inputs, &opts);
+        // Every candidate comes back (`keep_contacts`) for the two-tier reduction below.
+        let opts = StepOptions { prediction_distance: batch_prediction, keep_contacts: true, ..Default::default() };
+        let backend = self.backend.get_mut().unwrap_or_else(|e| e.into_inner());
+        let out = Self::run_step(backend, &mut self.fallback, &mut self.fell_back, &inputs, &opts);
+        self.backend_name = backend.name();
         drop(inputs);
 
         let entries = &self.entries;
-        let published = pairs.iter().zip(out.pairs).filter(|(_, o)| o.error.is_none()).filter_map(|(&(i, j, pos12), o)| {
-            let (e1, e2) = (&entries[i], &entries[j]);
-            // Shape 1 is always a mesh (see the orientation above).
-            let id1 = e1.instance?;
-            let key = match (e2.instance, e2.cuboid) {
-                (Some(id2), _) => CacheKey::meshes(id1, id2).0,
-                (None, Some(c)) => CacheKey::cuboid(id1, c),
-                (None, None) => return None,
-            };
-            let radius = e1.mesh.max_radius().max(e2.mesh.max_radius());
-            Some((key, CachedPair { pos12, manifolds: o.manifolds, radius }))
-        });
+        let (angle, support_fraction) = (self.params.manifold_angle, self.cache.settings().support_fraction);
+        let reducer = &mut self.reducer;
+        let published =
+            pairs.iter().zip(out.pairs).filter(|(_, o)| o.error.is_none()).filter_map(|(&(i, j, pos12, pred), o)| {
+                let (e1, e2) = (&entries[i], &entries[j]);
+                // Shape 1 is always a mesh (see the orientation above).
+                let id1 = e1.instance?;
+                let key = match (e2.instance, e2.cuboid) {
+                    (Some(id2), _) => CacheKey::meshes(id1, id2).0,
+                    (None, Some(c)) => CacheKey::cuboid(id1, c),
+                    (None, None) => return None,
+                };
+                let manifolds = reducer.reduce_output(o, &to_rtcd(&pos12), angle, pred, support_fraction);
+                let radius = e1.mesh.max_radius().max(e2.mesh.max_radius());
+                Some((key, CachedPair { pos12, manifolds, radius }))
+            });
         self.cache.publish(published, batch_prediction);
 
         self.metrics = RtcdMetrics {
-            backend: self.backend.name(),
+            backend: self.backend_name.clone(),
             fell_back: self.fell_back,
             colliders: self.entries.len(),
             batch_pairs: pairs.len(),
@@ -265,6 +295,7 @@ impl RtcdDriver {
     /// Collects our colliders and the cuboids with their poses, as Rapier will see them this step.
     fn collect(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet) {
         self.entries.clear();
+        let cuboids = self.cache.settings().cuboids;
         let mut seen = FxHashSet::default();
         let mut shared = FxHashSet::default();
         for (handle, co) in colliders.iter() {
@@ -274,7 +305,7 @@ impl RtcdDriver {
             let shape = co.shape();
             let (instance, cuboid, mesh) = if let Some(s) = shape.as_shape::<RtcdShape>() {
                 (Some(s.id()), None, s.mesh().clone())
-            } else if let Some(c) = shape.as_cuboid().filter(|_| self.settings.cuboids) {
+            } else if let Some(c) = shape.as_cuboid().filter(|_| cuboids) {
                 match self.cache.grounds().get(c.half_extents) {
                     Some(m) => (None, Some(cuboid_key(c.half_extents)), m),
                     None => continue,
@@ -353,5 +384,19 @@ impl RtcdDriver {
                 }
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn shareable_across_threads() {
+        send_sync::<RtcdDriver>();
+        send_sync::<RtcdDispatcher>();
+        send_sync::<ContactCache>();
     }
 }

@@ -53,6 +53,7 @@ pub mod driver;
 pub mod ground;
 mod manifolds;
 pub mod metrics;
+mod reduction;
 pub mod settings;
 pub mod shape;
 
@@ -64,9 +65,9 @@ pub use metrics::RtcdMetrics;
 pub use settings::{configure_integration_parameters, integration_parameters};
 pub use shape::{RtcdShape, RtcdShapeData, ShapeError};
 
-/// Re-export of the core crate.
-pub use rtcd;
-/// Re-export of the physics engine (the exact version this crate was built against).
-pub use rapier3d;
 /// Re-export of the geometry library (the exact version this crate was built against).
 pub use parry3d;
+/// Re-export of the physics engine (the exact version this crate was built against).
+pub use rapier3d;
+/// Re-export of the core crate.
+pub use rtcd;

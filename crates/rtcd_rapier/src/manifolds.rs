@@ -21,7 +21,12 @@ pub(crate) type RapierManifold = ContactManifold<ContactManifoldData, ContactDat
 /// point of the pair, first by exact feature ids (`match_contacts`: same vertex ray, same hit
 /// triangle), then, for points left unmatched, by the same vertex ray alone (its hit triangle
 /// changes as it slides over the other mesh, the contact is the same).
-pub(crate) fn write_manifolds(src: &[rtcd::ContactManifold], pos12: &Pose, prediction: f32, out: &mut Vec<RapierManifold>) {
+pub(crate) fn write_manifolds(
+    src: &[rtcd::ContactManifold],
+    pos12: &Pose,
+    prediction: f32,
+    out: &mut Vec<RapierManifold>,
+) {
     let old: Vec<TrackedContact<ContactData>> = out.iter().flat_map(|m| m.points.iter().copied()).collect();
     let mut n = 0;
     for m in src {
@@ -108,12 +113,22 @@ mod tests {
     #[test]
     fn warm_start_follows_features_then_vertex() {
         let mut out = Vec::new();
-        write_manifolds(&[src(&[(0, 5, -0.1), (1, 5, -0.1), (2, 5, -0.1)], Vec3::NEG_Y)], &Pose::IDENTITY, 0.0, &mut out);
+        write_manifolds(
+            &[src(&[(0, 5, -0.1), (1, 5, -0.1), (2, 5, -0.1)], Vec3::NEG_Y)],
+            &Pose::IDENTITY,
+            0.0,
+            &mut out,
+        );
         for (k, p) in out[0].points.iter_mut().enumerate() {
             p.data.impulse = 1.0 + k as f32;
         }
         // Vertex 0 keeps its triangle, vertex 1 slid onto triangle 6, vertex 2 left, vertex 3 is new.
-        write_manifolds(&[src(&[(0, 5, -0.1), (1, 6, -0.1), (3, 5, -0.1)], Vec3::NEG_Y)], &Pose::IDENTITY, 0.0, &mut out);
+        write_manifolds(
+            &[src(&[(0, 5, -0.1), (1, 6, -0.1), (3, 5, -0.1)], Vec3::NEG_Y)],
+            &Pose::IDENTITY,
+            0.0,
+            &mut out,
+        );
         let impulses: Vec<f32> = out[0].points.iter().map(|p| p.data.impulse).collect();
         assert_eq!(impulses, vec![1.0, 2.0, 0.0]);
     }

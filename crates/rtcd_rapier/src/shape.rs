@@ -24,7 +24,9 @@ use parry3d::{
     mass_properties::MassProperties,
     math::{Pose, Real, Vector},
     query::{PointProjection, PointQuery, Ray, RayCast, RayIntersection},
-    shape::{CompositeShape, Cuboid, FeatureId, Shape, ShapeType, TriMesh, TriMeshBuilderError, TriMeshFlags, TypedShape},
+    shape::{
+        CompositeShape, Cuboid, FeatureId, Shape, ShapeType, TriMesh, TriMeshBuilderError, TriMeshFlags, TypedShape,
+    },
 };
 use rtcd::RtcdMesh;
 use thiserror::Error;
@@ -90,7 +92,8 @@ impl fmt::Debug for RtcdShapeData {
 /// the smallest bounding-box extent when the exit distances say nothing (no vertex, not finite).
 fn ccd_thickness_of(mesh: &RtcdMesh) -> Real {
     let extent = mesh.aabb().extents().min_element();
-    let thinnest = mesh.exit_distances().iter().copied().filter(|d| d.is_finite() && *d > 0.0).fold(Real::INFINITY, Real::min);
+    let thinnest =
+        mesh.exit_distances().iter().copied().filter(|d| d.is_finite() && *d > 0.0).fold(Real::INFINITY, Real::min);
     let t = if thinnest.is_finite() { thinnest.min(extent) } else { extent };
     if t.is_finite() && t > 0.0 { t } else { 0.0 }
 }
@@ -167,7 +170,12 @@ impl RayCast for RtcdShape {
         self.data.trimesh.cast_local_ray(ray, max_time_of_impact, solid)
     }
 
-    fn cast_local_ray_and_get_normal(&self, ray: &Ray, max_time_of_impact: Real, solid: bool) -> Option<RayIntersection> {
+    fn cast_local_ray_and_get_normal(
+        &self,
+        ray: &Ray,
+        max_time_of_impact: Real,
+        solid: bool,
+    ) -> Option<RayIntersection> {
         self.data.trimesh.cast_local_ray_and_get_normal(ray, max_time_of_impact, solid)
     }
 }
@@ -218,9 +226,9 @@ impl Shape for RtcdShape {
         let positions: Vec<Vector> = mesh.positions().iter().map(|p| *p * scale).collect();
         let indices: Vec<u32> = mesh.triangles().iter().flatten().copied().collect();
         let name = format!("{} scaled {scale}", mesh.name());
-        let scaled = RtcdMesh::new(name, &positions, &indices).map_err(|e| e.to_string()).and_then(|m| {
-            RtcdShapeData::new(Arc::new(m)).map_err(|e| e.to_string())
-        });
+        let scaled = RtcdMesh::new(name, &positions, &indices)
+            .map_err(|e| e.to_string())
+            .and_then(|m| RtcdShapeData::new(Arc::new(m)).map_err(|e| e.to_string()));
         match scaled {
             Ok(data) => Some(Box::new(RtcdShape { data: Arc::new(data), id: self.id })),
             Err(e) => {

@@ -22,10 +22,28 @@ fn scene(w: &mut World, far_mesh: &Arc<RtcdMesh>) -> Vec<RigidBodyHandle> {
         w.colliders.insert_with_parent(collider.restitution(0.3).friction(0.6), b, &mut w.bodies);
         bodies.push(b);
     };
-    add(w, ColliderBuilder::ball(0.3), Vector::new(0.0, 2.0, 0.0), Vector::new(1.0, 0.0, 0.5), Vector::new(0.0, 3.0, 1.0));
+    add(
+        w,
+        ColliderBuilder::ball(0.3),
+        Vector::new(0.0, 2.0, 0.0),
+        Vector::new(1.0, 0.0, 0.5),
+        Vector::new(0.0, 3.0, 1.0),
+    );
     add(w, ColliderBuilder::ball(0.25), Vector::new(0.8, 3.0, 0.3), Vector::new(-0.5, 0.0, 0.0), Vector::ZERO);
-    add(w, ColliderBuilder::capsule_y(0.3, 0.15), Vector::new(-1.0, 1.5, 0.0), Vector::ZERO, Vector::new(1.0, 0.0, 2.0));
-    add(w, ColliderBuilder::cuboid(0.2, 0.3, 0.25), Vector::new(1.5, 1.0, -0.5), Vector::new(0.0, 0.0, 0.3), Vector::new(0.5, 0.5, 0.0));
+    add(
+        w,
+        ColliderBuilder::capsule_y(0.3, 0.15),
+        Vector::new(-1.0, 1.5, 0.0),
+        Vector::ZERO,
+        Vector::new(1.0, 0.0, 2.0),
+    );
+    add(
+        w,
+        ColliderBuilder::cuboid(0.2, 0.3, 0.25),
+        Vector::new(1.5, 1.0, -0.5),
+        Vector::new(0.0, 0.0, 0.3),
+        Vector::new(0.5, 0.5, 0.0),
+    );
     bodies
 }
 

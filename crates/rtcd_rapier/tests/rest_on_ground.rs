@@ -58,3 +58,21 @@ fn blob_rests_on_cuboid_ground() {
 fn torus_rests_on_cuboid_ground() {
     drop_on_ground("torus_900");
 }
+
+/// Rapier's contact skin: the dispatcher gets `prediction + skins` and Rapier subtracts the skins
+/// from our geometric distances, so the mesh rests a skin above the ground, as any Rapier shape does.
+#[test]
+fn contact_skin_keeps_the_mesh_a_skin_above_the_ground() {
+    let mesh = asset("blob_900");
+    let skin = 0.01;
+    let mut w = World::ours(RtcdDriver::new(RtcdParams::from_meshes(&[&mesh])).unwrap());
+    w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
+    let body = w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 0.8, 0.0)));
+    w.colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)).contact_skin(skin), body, &mut w.bodies);
+    for _ in 0..300 {
+        w.step();
+    }
+    let gap = lowest_vertex(&mesh, &w.pose(body));
+    println!("blob with a {skin} m contact skin rests with its lowest vertex {gap:.4} m above the ground");
+    assert!(gap > 0.5 * skin && gap < 1.05 * skin, "gap {gap}");
+}

@@ -706,7 +706,7 @@ impl GpuNarrowPhase {
             return Err(BackendError::Readback("contacts out of pair order".into()));
         }
         let params = self.params;
-        let results: Vec<(Vec<rtcd::ContactManifold>, Vec<RayDebug>, StepMetrics, [u32; 2])> = ranges
+        let results: Vec<PairParsed> = ranges
             .par_iter()
             .zip(jobs.par_iter())
             .map_init(
@@ -714,18 +714,21 @@ impl GpuNarrowPhase {
                 |(scratch, candidates), (&(s, e), job)| parse_pair(&contacts[s..e], job, &params, &opts, scratch, candidates),
             )
             .collect();
-        for (job, (manifolds, rays, m, counts)) in jobs.iter().zip(results) {
+        for (job, (manifolds, rays, kept, m, counts)) in jobs.iter().zip(results) {
             metrics.add(&m);
             self.table.mirror_mut(job.slot).rec_counts = counts;
             let o = &mut outputs[job.input_index];
             o.mode = if job.standard { StepMode::Standard } else { StepMode::Iterative };
             o.manifolds = manifolds;
             o.rays = rays;
+            o.contacts = kept;
         }
         metrics.time = start.elapsed();
         Ok(StepOutput { pairs: outputs, metrics })
     }
 }
+
+type PairParsed = (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, [u32; 2]);
 
 /// Turns one pair's compacted rays into manifolds, debug rays, metrics and record counts.
 fn parse_pair(
@@ -735,7 +738,7 @@ fn parse_pair(
     opts: &StepOptions,
     scratch: &mut ReduceScratch,
     candidates: &mut Vec<ContactCandidate>,
-) -> (Vec<rtcd::ContactManifold>, Vec<RayDebug>, StepMetrics, [u32; 2]) {
+) -> PairParsed {
     let mut m = StepMetrics::default();
     let mut counts = [0u32; 2];
     let mut rays = Vec::new();
@@ -786,11 +789,12 @@ fn parse_pair(
             });
         }
     }
+    let kept = if opts.keep_contacts { candidates.clone() } else { Vec::new() };
     let mut manifolds = Vec::new();
     reduce_manifolds_with(candidates, &job.pos12, params.manifold_angle, scratch, &mut manifolds);
     m.manifolds = manifolds.len() as u64;
     m.manifold_points = manifolds.iter().map(|x| x.points.len() as u64).sum();
-    (manifolds, rays, m, counts)
+    (manifolds, rays, kept, m, counts)
 }
 
 impl NarrowPhaseBackend for GpuNarrowPhase {

@@ -84,7 +84,8 @@ impl World {
 
     /// A fixed cuboid (no body).
     pub fn add_fixed_cuboid(&mut self, half_extents: Vector, center: Vector) -> ColliderHandle {
-        self.colliders.insert(ColliderBuilder::cuboid(half_extents.x, half_extents.y, half_extents.z).translation(center))
+        self.colliders
+            .insert(ColliderBuilder::cuboid(half_extents.x, half_extents.y, half_extents.z).translation(center))
     }
 
     /// A dynamic body with one collider of this shape.
@@ -107,7 +108,8 @@ impl World {
 
 /// `assets/meshes/{name}.obj`.
 pub fn asset(name: &str) -> Arc<RtcdMesh> {
-    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "..", "assets", "meshes", &format!("{name}.obj")].iter().collect();
+    let path: PathBuf =
+        [env!("CARGO_MANIFEST_DIR"), "..", "..", "assets", "meshes", &format!("{name}.obj")].iter().collect();
     Arc::new(RtcdMesh::from_obj(&path).unwrap_or_else(|e| panic!("{e}")))
 }
 
@@ -119,8 +121,12 @@ pub fn rtcd_shape(mesh: &Arc<RtcdMesh>) -> SharedShape {
 /// Rapier's own trimesh collider shape for the same mesh (plain Rapier's way, with its recommended
 /// flags for dynamic meshes).
 pub fn rapier_trimesh(mesh: &RtcdMesh) -> SharedShape {
-    SharedShape::trimesh_with_flags(mesh.positions().to_vec(), mesh.triangles().to_vec(), TriMeshFlags::FIX_INTERNAL_EDGES | TriMeshFlags::ORIENTED)
-        .unwrap()
+    SharedShape::trimesh_with_flags(
+        mesh.positions().to_vec(),
+        mesh.triangles().to_vec(),
+        TriMeshFlags::FIX_INTERNAL_EDGES | TriMeshFlags::ORIENTED,
+    )
+    .unwrap()
 }
 
 /// Lowest vertex height of a mesh at a pose.
@@ -136,14 +142,20 @@ pub fn size(mesh: &RtcdMesh) -> f32 {
 /// Deepest vertex of either mesh inside the other, by parry's solid point queries on the oriented
 /// triangle meshes (independent of rtcd): the interpenetration of the pair.
 pub fn interpenetration(a: &RtcdMesh, pose_a: &Pose, b: &RtcdMesh, pose_b: &Pose) -> f32 {
-    let tri = |m: &RtcdMesh| TriMesh::with_flags(m.positions().to_vec(), m.triangles().to_vec(), TriMeshFlags::ORIENTED).unwrap();
+    let tri = |m: &RtcdMesh| {
+        TriMesh::with_flags(m.positions().to_vec(), m.triangles().to_vec(), TriMeshFlags::ORIENTED).unwrap()
+    };
     let (ta, tb) = (tri(a), tri(b));
     let depth = |from: &RtcdMesh, from_pose: &Pose, into: &TriMesh, into_pose: &Pose| {
         from.positions()
             .iter()
             .map(|p| {
                 let local = into_pose.inverse_transform_point(from_pose.transform_point(*p));
-                if into.contains_local_point(local) { (into.project_local_point(local, false).point - local).length() } else { 0.0 }
+                if into.contains_local_point(local) {
+                    (into.project_local_point(local, false).point - local).length()
+                } else {
+                    0.0
+                }
             })
             .fold(0.0f32, f32::max)
     };

@@ -1,0 +1,263 @@
+//! The dispatcher and its cache: stable feature ids and carried warm-start data, the miss path,
+//! the depth-refresh policy, shared instances, and the CPU fallback when a backend fails.
+
+mod common;
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
+
+use common::{World, asset, lowest_vertex, rtcd_shape};
+use rapier3d::{
+    parry::query::{ContactManifold, PersistentQueryDispatcher},
+    prelude::*,
+};
+use rtcd::{BackendError, NarrowPhaseBackend, PairInput, RtcdParams, StepOptions, StepOutput};
+use rtcd_rapier::{MissPolicy, RtcdDriver, RtcdShape};
+
+type Manifolds = Vec<ContactManifold<ContactManifoldData, ContactData>>;
+
+fn features(ms: &Manifolds) -> Vec<(u32, u32)> {
+    let mut f: Vec<(u32, u32)> = ms.iter().flat_map(|m| m.points.iter().map(|p| (p.fid1.0, p.fid2.0))).collect();
+    f.sort_unstable();
+    f
+}
+
+fn min_dist(ms: &Manifolds) -> f32 {
+    ms.iter().flat_map(|m| m.points.iter().map(|p| p.dist)).fold(f32::INFINITY, f32::min)
+}
+
+/// A blob `depth` deep in a 10 x 1 x 10 cuboid whose top is at y = 0: shapes and `pos12`.
+fn blob_in_ground(depth: f32) -> (SharedShape, SharedShape, Pose) {
+    let mesh = asset("blob_900");
+    let rot = Rotation::from_rotation_x(0.3);
+    let lift = -lowest_vertex(&mesh, &Pose::from_rotation(rot)) - depth;
+    let blob_pose = Pose::from_parts(Vector::new(0.0, lift, 0.0), rot);
+    let ground_pose = Pose::from_translation(Vector::new(0.0, -0.5, 0.0));
+    (rtcd_shape(&mesh), SharedShape::cuboid(5.0, 0.5, 5.0), blob_pose.inv_mul(&ground_pose))
+}
+
+fn driver() -> RtcdDriver {
+    RtcdDriver::new(RtcdParams::from_meshes(&[&*asset("blob_900")])).unwrap()
+}
+
+#[test]
+fn feature_ids_are_stable_and_warm_start_data_is_carried() {
+    let d = driver();
+    let dispatcher = d.dispatcher();
+    let (blob, ground, pos12) = blob_in_ground(0.01);
+    let (mut manifolds, mut workspace) = (Manifolds::new(), None);
+    dispatcher.contact_manifolds(&pos12, &*blob, &*ground, 0.02, &mut manifolds, &mut workspace).unwrap();
+    assert!(workspace.is_some(), "our pairs always carry a workspace");
+    assert!(!manifolds.is_empty());
+    assert!((min_dist(&manifolds) + 0.01).abs() < 1e-4, "deepest {}", min_dist(&manifolds));
+    let before = features(&manifolds);
+    for (k, p) in manifolds.iter_mut().flat_map(|m| m.points.iter_mut()).enumerate() {
+        p.data.impulse = 1.0 + k as f32;
+        p.data.warmstart_impulse = 1.0 + k as f32;
+    }
+    let impulses: Vec<((u32, u32), f32)> = manifolds
+        .iter()
+        .flat_map(|m| m.points.iter().map(|p| ((p.fid1.0, p.fid2.0), p.data.warmstart_impulse)))
+        .collect();
+
+    // A tenth of a millimetre deeper: same vertices on the same faces, same ids, data carried.
+    let deeper = Pose::from_translation(Vector::new(0.0, 1e-4, 0.0)) * pos12;
+    dispatcher.contact_manifolds(&deeper, &*blob, &*ground, 0.02, &mut manifolds, &mut workspace).unwrap();
+    assert_eq!(features(&manifolds), before);
+    for p in manifolds.iter().flat_map(|m| m.points.iter()) {
+        let old = impulses.iter().find(|(f, _)| *f == (p.fid1.0, p.fid2.0)).unwrap().1;
+        assert_eq!(p.data.warmstart_impulse, old, "warm-start data lost for {:?}/{:?}", p.fid1, p.fid2);
+    }
+    assert!((min_dist(&manifolds) + 0.0101).abs() < 1e-4);
+
+    // The same pair seen from the ground: normals and features swapped.
+    let (mut flipped, mut ws) = (Manifolds::new(), None);
+    dispatcher.contact_manifolds(&deeper.inverse(), &*ground, &*blob, 0.02, &mut flipped, &mut ws).unwrap();
+    let swap = |v: Vec<(u32, u32)>| {
+        let mut s: Vec<(u32, u32)> = v.into_iter().map(|(a, b)| (b, a)).collect();
+        s.sort_unstable();
+        s
+    };
+    assert_eq!(swap(features(&flipped)), features(&manifolds));
+    assert!(flipped[0].local_n1.y > 0.99, "ground normal points up toward the blob: {}", flipped[0].local_n1);
+}
+
+#[test]
+fn feature_ids_persist_across_simulation_steps() {
+    let mesh = asset("blob_900");
+    let mut w = World::ours(driver());
+    let ground = w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
+    let body = w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 0.8, 0.0)).can_sleep(false));
+    let blob = w.colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut w.bodies);
+    let (mut kept, mut total, mut warm) = (0, 0, 0);
+    let mut previous: Vec<(u32, u32)> = Vec::new();
+    for tick in 0..240 {
+        w.step();
+        let Some(pair) = w.narrow_phase.contact_pair(ground, blob) else { continue };
+        let now = features(&pair.manifolds);
+        if tick >= 120 {
+            total += now.len();
+            kept += now.iter().filter(|f| previous.contains(f)).count();
+            warm +=
+                pair.manifolds.iter().flat_map(|m| m.points.iter()).filter(|p| p.data.warmstart_impulse != 0.0).count();
+        }
+        previous = now;
+    }
+    println!(
+        "resting blob, ticks 120-240: {kept} of {total} contact points kept their feature ids from the previous tick, {warm} warm-started"
+    );
+    assert!(total > 0);
+    assert!(kept as f32 >= 0.9 * total as f32, "{kept} of {total}");
+}
+
+#[test]
+fn pairs_the_batch_did_not_see_are_computed_on_the_spot() {
+    let d = driver();
+    let dispatcher = d.dispatcher();
+    let (blob, ground, pos12) = blob_in_ground(0.02);
+    let (mut manifolds, mut workspace) = (Manifolds::new(), None);
+    dispatcher.contact_manifolds(&pos12, &*blob, &*ground, 0.02, &mut manifolds, &mut workspace).unwrap();
+    let c = d.cache().counters();
+    assert_eq!((c.hits, c.misses), (0, 1));
+    assert!((min_dist(&manifolds) + 0.02).abs() < 1e-4);
+
+    // In a simulation: the batch runs, then the user moves the body before the step.
+    let mesh = asset("blob_900");
+    let mut w = World::ours(driver());
+    w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
+    let (body, _) = w.add_body(rtcd_shape(&mesh), Pose::from_translation(Vector::new(0.0, 0.8, 0.0)));
+    for _ in 0..60 {
+        w.step();
+    }
+    let before = w.driver.as_ref().unwrap().metrics().cache;
+    assert_eq!(before.misses, 0);
+    assert!(before.hits > 0);
+    let d = w.driver.as_mut().unwrap();
+    d.detect(&w.bodies, &w.colliders, w.params.prediction_distance());
+    let mut pose = *w.bodies[body].position();
+    pose.translation.y -= 0.01;
+    w.bodies[body].set_position(pose, true);
+    w.pipeline.step(
+        w.gravity,
+        &w.params,
+        &mut w.islands,
+        &mut w.broad_phase,
+        &mut w.narrow_phase,
+        &mut w.bodies,
+        &mut w.colliders,
+        &mut w.impulse_joints,
+        &mut w.multibody_joints,
+        &mut w.ccd_solver,
+        &(),
+        &(),
+    );
+    let after = w.driver.as_ref().unwrap().metrics().cache;
+    let pair = w.narrow_phase.contact_pairs().next().unwrap();
+    println!(
+        "moved after the batch: {} miss(es) in {:?}, deepest point {:.4}",
+        after.misses,
+        after.miss_time,
+        min_dist(&pair.manifolds)
+    );
+    assert_eq!((after.hits, after.misses), (0, 1));
+    assert!(min_dist(&pair.manifolds) < -0.009, "the on-the-spot contacts see the moved body");
+}
+
+#[test]
+fn refresh_depths_reuses_older_results() {
+    let mesh = asset("blob_900");
+    let mut d = driver();
+    d.set_miss_policy(MissPolicy::RefreshDepths);
+    let mut bodies = RigidBodySet::new();
+    let mut colliders = ColliderSet::new();
+    colliders.insert(ColliderBuilder::cuboid(5.0, 0.5, 5.0).translation(Vector::new(0.0, -0.5, 0.0)));
+    let rot = Rotation::from_rotation_x(0.3);
+    let y = -lowest_vertex(&mesh, &Pose::from_rotation(rot)) - 0.01;
+    let body = bodies.insert(RigidBodyBuilder::dynamic().pose(Pose::from_parts(Vector::new(0.0, y, 0.0), rot)));
+    let blob = colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut bodies);
+    d.detect(&bodies, &colliders, 0.02);
+    // One tick later the blob is 2 mm deeper; the cached results are refreshed, not recomputed.
+    let pos12 = Pose::from_translation(Vector::new(0.0, 0.002, 0.0))
+        * bodies[body].position().inv_mul(&Pose::from_translation(Vector::new(0.0, -0.5, 0.0)));
+    let (mut manifolds, mut ws) = (Manifolds::new(), None);
+    let shape = colliders[blob].shared_shape().clone();
+    d.dispatcher()
+        .contact_manifolds(&pos12, &*shape, &*SharedShape::cuboid(5.0, 0.5, 5.0), 0.02, &mut manifolds, &mut ws)
+        .unwrap();
+    let c = d.cache().counters();
+    assert_eq!((c.hits, c.misses, c.refreshed), (0, 0, 1));
+    assert!((min_dist(&manifolds) + 0.012).abs() < 1e-4, "refreshed depth {}", min_dist(&manifolds));
+}
+
+#[test]
+fn colliders_sharing_an_instance_still_collide() {
+    let mesh = asset("blob_900");
+    let mut w = World::ours(driver());
+    w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
+    let shared = SharedShape::new(RtcdShape::new(mesh.clone()).unwrap());
+    let (low, c_low) = w.add_body(shared.clone(), Pose::from_translation(Vector::new(0.0, 0.6, 0.0)));
+    let (high, c_high) =
+        w.add_body(shared, Pose::from_parts(Vector::new(0.1, 1.9, 0.0), Rotation::from_rotation_z(1.0)));
+    let (mut deepest, mut touching, mut misses) = (0.0f32, 0, 0);
+    for _ in 0..240 {
+        w.step();
+        deepest = deepest.max(common::interpenetration(&mesh, &w.pose(low), &mesh, &w.pose(high)));
+        touching += w.narrow_phase.contact_pair(c_low, c_high).is_some_and(|p| p.has_any_active_contact()) as usize;
+        misses += w.driver.as_ref().unwrap().metrics().cache.misses;
+    }
+    println!(
+        "two colliders, one instance: in contact {touching} ticks, deepest interpenetration {deepest:.4}, {misses} misses"
+    );
+    assert!(touching > 10);
+    assert!(deepest < 0.03, "{deepest}");
+    assert_eq!(misses, 0, "results are told apart by pose");
+}
+
+/// A backend whose device is lost on the first step.
+struct LostDevice {
+    params: RtcdParams,
+    calls: Arc<AtomicUsize>,
+}
+
+impl NarrowPhaseBackend for LostDevice {
+    fn name(&self) -> String {
+        "lost gpu".into()
+    }
+    fn params(&self) -> &RtcdParams {
+        &self.params
+    }
+    fn step(&mut self, _: &[PairInput], _: &StepOptions) -> Result<StepOutput, BackendError> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        Err(BackendError::DeviceLost("test".into()))
+    }
+}
+
+#[test]
+fn backend_errors_switch_to_the_cpu_for_good() {
+    let mesh = asset("blob_900");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let backend = LostDevice { params: RtcdParams::from_meshes(&[&mesh]), calls: calls.clone() };
+    let driver = RtcdDriver::with_backend(Box::new(backend)).unwrap();
+    assert_eq!(driver.backend_name(), "lost gpu");
+    let mut w = World::ours(driver);
+    w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
+    let (body, _) = w.add_body(rtcd_shape(&mesh), Pose::from_translation(Vector::new(0.0, 0.7, 0.0)));
+    let (mut hits, mut misses) = (0, 0);
+    for _ in 0..120 {
+        w.step();
+        let m = w.driver.as_ref().unwrap().metrics();
+        hits += m.cache.hits;
+        misses += m.cache.misses;
+    }
+    let d = w.driver.as_ref().unwrap();
+    let m = d.metrics();
+    println!("after a lost device: backend {}, fell back {}, {hits} hits, {misses} misses", m.backend, m.fell_back);
+    assert_eq!(calls.load(Ordering::Relaxed), 1, "the failed backend is not retried");
+    assert!(d.fell_back() && m.fell_back);
+    assert_eq!(d.backend_name(), "cpu");
+    assert!(hits > 0);
+    assert_eq!(misses, 0, "the failed step was re-run on the CPU, nothing left to the miss path");
+    assert!(lowest_vertex(&mesh, &w.pose(body)) > -0.01);
+}
