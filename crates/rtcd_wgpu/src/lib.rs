@@ -22,6 +22,7 @@ mod mesh_store;
 mod narrow_phase;
 pub mod pair_table;
 pub mod readback;
+pub mod scan;
 pub mod shaders;
 
 pub use device::{DeviceOptions, GpuDevice, create_device};

@@ -35,6 +35,7 @@ use crate::{
     kernels::{Kernels, Pipeline, grid},
     mesh_store::MeshStore,
     pair_table::{PairTable, SlotMirror},
+    scan::{self, ScanBuffers},
     shaders::Kernel,
 };
 
@@ -75,8 +76,7 @@ struct StepBuffers {
     entries: GrowBuffer<GpuEntryHit>,
     counters: wgpu::Buffer,
     scan: GrowBuffer<u32>,
-    sums: [GrowBuffer<u32>; 3],
-    scan_params: [wgpu::Buffer; 3],
+    scan_levels: ScanBuffers,
     contacts: GrowBuffer<GpuContactOut>,
     small_staging: wgpu::Buffer,
     big_staging: wgpu::Buffer,
@@ -162,7 +162,6 @@ impl GpuNarrowPhase {
                 mapped_at_creation: false,
             })
         };
-        let scan_params = std::mem::size_of::<GpuScanParams>() as u64;
         let bufs = StepBuffers {
             pairs: GrowBuffer::new(device, "rtcd:buffer:pairs", usage, 256),
             params: uniform("rtcd:buffer:params", std::mem::size_of::<GpuParams>() as u64),
@@ -178,16 +177,7 @@ impl GpuNarrowPhase {
                 mapped_at_creation: false,
             }),
             scan: GrowBuffer::new(device, "rtcd:buffer:scan", usage, 4097),
-            sums: [
-                GrowBuffer::new(device, "rtcd:buffer:scan_sums0", usage, 64),
-                GrowBuffer::new(device, "rtcd:buffer:scan_sums1", usage, 4),
-                GrowBuffer::new(device, "rtcd:buffer:scan_sums2", usage, 1),
-            ],
-            scan_params: [
-                uniform("rtcd:buffer:scan_params0", scan_params),
-                uniform("rtcd:buffer:scan_params1", scan_params),
-                uniform("rtcd:buffer:scan_params2", scan_params),
-            ],
+            scan_levels: ScanBuffers::new(device),
             contacts: GrowBuffer::new(device, "rtcd:buffer:contacts", usage, 4096),
             small_staging: staging("rtcd:buffer:staging_counts", SMALL_STAGING),
             big_staging: staging("rtcd:buffer:staging_contacts", 4096 * std::mem::size_of::<GpuContactOut>() as u64),
@@ -431,19 +421,9 @@ impl GpuNarrowPhase {
         b.records[next].reserve(&dev, &mut encoder, e as u64, 0).map_err(too_large)?;
         b.scan.reserve(&dev, &mut encoder, e as u64 + 1, 0).map_err(too_large)?;
         b.contacts.reserve(&dev, &mut encoder, e as u64, 0).map_err(too_large)?;
-        // Scan levels: n0 = e + 1 elements in blocks of 1024, then the block sums, recursively.
-        let mut level_n = vec![e + 1];
-        while *level_n.last().unwrap() > 1024 {
-            let n = level_n.last().unwrap().div_ceil(1024);
-            level_n.push(n);
-        }
-        if level_n.len() > 3 || level_n[0].div_ceil(1024) > 65_535 {
-            return Err(BackendError::Device(format!("a step of {e} rays exceeds the scan's 67M limit")));
-        }
-        for (level, n) in level_n.iter().enumerate() {
-            b.sums[level].reserve(&dev, &mut encoder, n.div_ceil(1024) as u64, 0).map_err(too_large)?;
-            self.queue.write_buffer(&b.scan_params[level], 0, bytemuck::bytes_of(&GpuScanParams { n: *n, ..Default::default() }));
-        }
+        // Scan levels: e + 1 elements (the last is 0, so the scan ends with the total).
+        let levels = scan::levels(e + 1).map_err(too_large)?;
+        b.scan_levels.prepare(&dev, &self.queue, &mut encoder, &levels).map_err(too_large)?;
         b.pairs.write(&self.queue, 0, &gpu_pairs);
         let gpu_params = GpuParams {
             culling_dist: params.culling_dist,
@@ -524,32 +504,10 @@ impl GpuNarrowPhase {
         }
         {
             let pipe = k.get(Kernel::FlagEntries);
-            let bg = pipe.bind_group(&dev, &[(0, b.entries.binding()), (1, b.scan.binding()), (2, b.scan_params[0].as_entire_binding())]);
+            let bg = pipe.bind_group(&dev, &[(0, b.entries.binding()), (1, b.scan.binding()), (2, b.scan_levels.params[0].as_entire_binding())]);
             pass(&mut encoder, pipe, &bg, grid(e + 1));
         }
-        // Exclusive scan, level by level down, then the block offsets back up.
-        let level_data: Vec<&wgpu::Buffer> =
-            std::iter::once(b.scan.buffer()).chain(b.sums.iter().map(|s| s.buffer())).collect();
-        let scan_bg = |pipe: &Pipeline, level: usize| {
-            pipe.bind_group(
-                &dev,
-                &[
-                    (0, level_data[level].as_entire_binding()),
-                    (1, b.sums[level].binding()),
-                    (2, b.scan_params[level].as_entire_binding()),
-                ],
-            )
-        };
-        for (level, n) in level_n.iter().enumerate() {
-            let pipe = k.get(Kernel::ScanBlocks);
-            pass(&mut encoder, pipe, &scan_bg(pipe, level), (n.div_ceil(1024), 1));
-        }
-        for (level, n) in level_n.iter().enumerate().rev() {
-            if n.div_ceil(1024) > 1 {
-                let pipe = k.get(Kernel::AddBlockSums);
-                pass(&mut encoder, pipe, &scan_bg(pipe, level), (n.div_ceil(1024), 1));
-            }
-        }
+        b.scan_levels.encode(&dev, k, &mut encoder, b.scan.buffer(), &levels, &mut pass);
         if e > 0 {
             let pipe = k.get(Kernel::Compact);
             let bg = pipe.bind_group(

@@ -1,0 +1,129 @@
+//! The compaction's exclusive prefix sum (`shaders/scan.wgsl`): blocks of 1024 elements scanned in
+//! place, their totals scanned the same way one level up (at most three levels: 2^30 elements), and
+//! each block's offset added back on the way down.
+
+use crate::{
+    buffer::GrowBuffer,
+    error::GpuError,
+    gpu_types::GpuScanParams,
+    kernels::{Kernels, Pipeline},
+    shaders::Kernel,
+};
+
+/// Elements one workgroup scans.
+pub const BLOCK: u32 = 1024;
+
+/// Level sizes for `n` elements: `n`, then the block counts while they exceed one block.
+pub fn levels(n: u32) -> Result<Vec<u32>, GpuError> {
+    let mut level_n = vec![n];
+    while *level_n.last().unwrap() > BLOCK {
+        let next = level_n.last().unwrap().div_ceil(BLOCK);
+        level_n.push(next);
+    }
+    if level_n.len() > 3 || n.div_ceil(BLOCK) > 65_535 {
+        return Err(GpuError::TooLarge { buffer: "rtcd:buffer:scan", needed: 4 * n as u64, allowed: 4 * 65_535 * BLOCK as u64 });
+    }
+    Ok(level_n)
+}
+
+/// Block-sum buffers and per-level constants.
+pub(crate) struct ScanBuffers {
+    pub sums: [GrowBuffer<u32>; 3],
+    pub params: [wgpu::Buffer; 3],
+}
+
+impl ScanBuffers {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let usage = wgpu::BufferUsages::STORAGE;
+        let uniform = |label: &'static str| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: std::mem::size_of::<GpuScanParams>() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        Self {
+            sums: [
+                GrowBuffer::new(device, "rtcd:buffer:scan_sums0", usage, 64),
+                GrowBuffer::new(device, "rtcd:buffer:scan_sums1", usage, 4),
+                GrowBuffer::new(device, "rtcd:buffer:scan_sums2", usage, 1),
+            ],
+            params: [uniform("rtcd:buffer:scan_params0"), uniform("rtcd:buffer:scan_params1"), uniform("rtcd:buffer:scan_params2")],
+        }
+    }
+
+    /// Sizes the block-sum buffers and writes each level's constants (through the queue, so before
+    /// the next submission's passes).
+    pub fn prepare(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        levels: &[u32],
+    ) -> Result<(), GpuError> {
+        for (level, n) in levels.iter().enumerate() {
+            self.sums[level].reserve(device, encoder, n.div_ceil(BLOCK) as u64, 0)?;
+            queue.write_buffer(&self.params[level], 0, bytemuck::bytes_of(&GpuScanParams { n: *n, ..Default::default() }));
+        }
+        Ok(())
+    }
+
+    /// Encodes the scan of `data` (prepared for `levels`), one compute pass per dispatch through
+    /// `pass(encoder, pipeline, bind group, workgroups)`.
+    pub fn encode(
+        &self,
+        device: &wgpu::Device,
+        kernels: &Kernels,
+        encoder: &mut wgpu::CommandEncoder,
+        data: &wgpu::Buffer,
+        levels: &[u32],
+        pass: &mut impl FnMut(&mut wgpu::CommandEncoder, &Pipeline, &wgpu::BindGroup, (u32, u32)),
+    ) {
+        let level_data: Vec<&wgpu::Buffer> = std::iter::once(data).chain(self.sums.iter().map(|s| s.buffer())).collect();
+        let bind = |pipe: &Pipeline, level: usize| {
+            pipe.bind_group(
+                device,
+                &[
+                    (0, level_data[level].as_entire_binding()),
+                    (1, self.sums[level].binding()),
+                    (2, self.params[level].as_entire_binding()),
+                ],
+            )
+        };
+        for (level, n) in levels.iter().enumerate() {
+            let pipe = kernels.get(Kernel::ScanBlocks);
+            pass(encoder, pipe, &bind(pipe, level), (n.div_ceil(BLOCK), 1));
+        }
+        for (level, n) in levels.iter().enumerate().rev() {
+            if n.div_ceil(BLOCK) > 1 {
+                let pipe = kernels.get(Kernel::AddBlockSums);
+                pass(encoder, pipe, &bind(pipe, level), (n.div_ceil(BLOCK), 1));
+            }
+        }
+    }
+}
+
+/// Runs the scan kernels on `data` and returns its exclusive prefix sum (a shader contract test
+/// entry point; the narrow phase runs the same passes inside its step).
+pub fn exclusive_scan(device: &wgpu::Device, queue: &wgpu::Queue, data: &[u32]) -> Result<Vec<u32>, GpuError> {
+    let kernels = Kernels::new(device)?;
+    let levels = levels(data.len() as u32)?;
+    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:scan_test") });
+    let mut buf = GrowBuffer::<u32>::new(device, "rtcd:buffer:scan_test", wgpu::BufferUsages::STORAGE, data.len() as u64);
+    buf.reserve(device, &mut encoder, data.len() as u64, 0)?;
+    buf.write(queue, 0, data);
+    let mut scan = ScanBuffers::new(device);
+    scan.prepare(device, queue, &mut encoder, &levels)?;
+    let mut pass = |encoder: &mut wgpu::CommandEncoder, pipe: &Pipeline, bg: &wgpu::BindGroup, groups: (u32, u32)| {
+        let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(pipe.kernel.label()), timestamp_writes: None });
+        cp.set_pipeline(&pipe.pipeline);
+        cp.set_bind_group(0, bg, &[]);
+        cp.dispatch_workgroups(groups.0, groups.1, 1);
+    };
+    scan.encode(device, &kernels, &mut encoder, buf.buffer(), &levels, &mut pass);
+    queue.submit([encoder.finish()]);
+    let bytes = crate::readback::read_buffer(device, queue, buf.buffer(), 4 * data.len() as u64, std::time::Duration::from_secs(60))
+        .map_err(|e| GpuError::Device(e.to_string()))?;
+    Ok(bytemuck::pod_collect_to_vec(&bytes))
+}
