@@ -24,6 +24,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         return;
     }
     let o = offsets[i];
+    // The outputs are sized from an estimate; past it, nothing is written and the host grows the
+    // buffers and runs this pass again (the scan and the entries are still valid).
+    if (o >= arrayLength(&next_records) || o >= arrayLength(&contacts)) {
+        return;
+    }
     let prediction = outcome == OUTCOME_PREDICTION;
     next_records[o] = Record(hit.vertex, hit.triangle | select(0u, RECORD_PREDICTION, prediction));
     let p = find_pair(i);

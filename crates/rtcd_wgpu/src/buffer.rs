@@ -35,6 +35,10 @@ impl<T: Pod> GrowBuffer<T> {
         &self.buffer
     }
 
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
     /// Makes room for `n` elements, doubling until it fits. The first `keep` elements are copied to
     /// the new buffer with `encoder` (pass 0 for buffers rewritten every step). Returns whether the
     /// buffer was reallocated.

@@ -92,6 +92,8 @@ struct Job {
 }
 
 struct Pending {
+    /// Entries of the flattened ray list.
+    entries: u32,
     outputs: Vec<PairOutput>,
     jobs: Vec<Job>,
     opts: StepOptions,
@@ -409,7 +411,7 @@ impl GpuNarrowPhase {
         metrics.iterative_pairs = jobs.len() - metrics.standard_pairs;
         if jobs.is_empty() {
             self.queue.submit([encoder.finish()]);
-            return Ok(Pending { outputs, jobs, opts: *opts, metrics, start, gpu: None });
+            return Ok(Pending { entries: 0, outputs, jobs, opts: *opts, metrics, start, gpu: None });
         }
 
         let e = entries as u32;
@@ -418,9 +420,12 @@ impl GpuNarrowPhase {
         let b = &mut self.bufs;
         b.pairs.reserve(&dev, &mut encoder, p_count as u64, 0).map_err(too_large)?;
         b.entries.reserve(&dev, &mut encoder, e as u64, 0).map_err(too_large)?;
-        b.records[next].reserve(&dev, &mut encoder, e as u64, 0).map_err(too_large)?;
+        // Outputs (next records, contacts) are sized from the last step's count; `finish` grows them
+        // and compacts again in the rare step that finds more.
+        let out_estimate = (e as u64).min((2 * self.last_total).max(65_536));
+        b.records[next].reserve(&dev, &mut encoder, out_estimate, 0).map_err(too_large)?;
         b.scan.reserve(&dev, &mut encoder, e as u64 + 1, 0).map_err(too_large)?;
-        b.contacts.reserve(&dev, &mut encoder, e as u64, 0).map_err(too_large)?;
+        b.contacts.reserve(&dev, &mut encoder, out_estimate, 0).map_err(too_large)?;
         // Scan levels: e + 1 elements (the last is 0, so the scan ends with the total).
         let levels = scan::levels(e + 1).map_err(too_large)?;
         b.scan_levels.prepare(&dev, &self.queue, &mut encoder, &levels).map_err(too_large)?;
@@ -509,21 +514,7 @@ impl GpuNarrowPhase {
         }
         b.scan_levels.encode(&dev, k, &mut encoder, b.scan.buffer(), &levels, &mut pass);
         if e > 0 {
-            let pipe = k.get(Kernel::Compact);
-            let bg = pipe.bind_group(
-                &dev,
-                &[
-                    (0, m.vertices.binding()),
-                    (1, m.triangles.binding()),
-                    (3, pairs_b.clone()),
-                    (4, params_b.clone()),
-                    (7, b.entries.binding()),
-                    (9, b.scan.binding()),
-                    (10, b.records[next].binding()),
-                    (11, b.contacts.binding()),
-                ],
-            );
-            pass(&mut encoder, pipe, &bg, grid(e));
+            encode_compact(&dev, k, m, b, next, e, &mut encoder, &mut pass);
         }
         {
             let pipe = k.get(Kernel::PairEnd);
@@ -543,7 +534,10 @@ impl GpuNarrowPhase {
             encoder.copy_buffer_to_buffer(&t.resolve, 0, &b.small_staging, TIMESTAMP_OFFSET, 16 * n as u64);
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
-        let estimate = (e as u64).min((2 * self.last_total).max(1024)).min(b.big_staging_bytes / contact_size);
+        let estimate = (e as u64)
+            .min((2 * self.last_total).max(1024))
+            .min(b.big_staging_bytes / contact_size)
+            .min(b.contacts.capacity());
         let (small_tx, small_rx) = mpsc::channel();
         encoder.map_buffer_on_submit(&b.small_staging, wgpu::MapMode::Read, 0..SMALL_STAGING, move |r| {
             let _ = small_tx.send(r);
@@ -558,6 +552,7 @@ impl GpuNarrowPhase {
         });
         let submission = self.queue.submit([encoder.finish()]);
         Ok(Pending {
+            entries: e,
             outputs,
             jobs,
             opts: *opts,
@@ -579,7 +574,7 @@ impl GpuNarrowPhase {
     }
 
     fn finish(&mut self, pending: Pending) -> Result<StepOutput, BackendError> {
-        let Pending { mut outputs, jobs, opts, mut metrics, start, gpu } = pending;
+        let Pending { mut outputs, jobs, opts, mut metrics, start, gpu, entries } = pending;
         let Some(gpu) = gpu else {
             metrics.time = start.elapsed();
             return Ok(StepOutput { pairs: outputs, metrics });
@@ -612,34 +607,51 @@ impl GpuNarrowPhase {
             mapped(rx)?;
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
-        let contacts: Vec<GpuContactOut> = if total <= gpu.estimate {
-            let c = if total > 0 {
-                let view = b.big_staging.get_mapped_range(0..total * contact_size);
-                bytemuck::pod_collect_to_vec(&view)
-            } else {
-                Vec::new()
-            };
-            if gpu.big_rx.is_some() {
-                b.big_staging.unmap();
+        let next = 1 - self.cur;
+        let overflow = total > self.bufs.contacts.capacity().min(self.bufs.records[next].capacity());
+        let in_staging = !overflow && total <= gpu.estimate;
+        let mut contacts: Vec<GpuContactOut> = Vec::new();
+        if in_staging && total > 0 {
+            let view = self.bufs.big_staging.get_mapped_range(0..total * contact_size);
+            contacts = bytemuck::pod_collect_to_vec(&view);
+        }
+        if gpu.big_rx.is_some() {
+            self.bufs.big_staging.unmap();
+        }
+        if !in_staging {
+            let dev = self.device.clone();
+            if overflow {
+                // More contacts than the outputs could hold: grow them and compact again (the entries
+                // and the scan are intact).
+                let mut encoder = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:recompact") });
+                let too_large = |e: GpuError| BackendError::Device(e.to_string());
+                self.bufs.records[next].reserve(&dev, &mut encoder, total, 0).map_err(too_large)?;
+                self.bufs.contacts.reserve(&dev, &mut encoder, total, 0).map_err(too_large)?;
+                let mut pass = |encoder: &mut wgpu::CommandEncoder, pipe: &Pipeline, bg: &wgpu::BindGroup, groups: (u32, u32)| {
+                    let mut cp =
+                        encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(pipe.kernel.label()), timestamp_writes: None });
+                    cp.set_pipeline(&pipe.pipeline);
+                    cp.set_bind_group(0, bg, &[]);
+                    cp.dispatch_workgroups(groups.0, groups.1, 1);
+                };
+                encode_compact(&dev, &self.kernels, &self.meshes, &self.bufs, next, entries, &mut encoder, &mut pass);
+                let index = self.queue.submit([encoder.finish()]);
+                self.wait(index)?;
             }
-            c
-        } else {
-            // More than guessed: read the whole range now (one more round trip).
-            if gpu.big_rx.is_some() {
-                b.big_staging.unmap();
-            }
+            // More than the first copy guessed: read the whole range (one more round trip), and make
+            // the staging buffer big enough for next time.
             let bytes = total * contact_size;
-            let c = crate::readback::read_buffer(&self.device, &self.queue, b.contacts.buffer(), bytes, self.options.timeout)?;
+            let c = crate::readback::read_buffer(&dev, &self.queue, self.bufs.contacts.buffer(), bytes, self.options.timeout)?;
+            contacts = bytemuck::pod_collect_to_vec(&c);
             let bigger = (2 * bytes).max(self.bufs.big_staging_bytes);
-            self.bufs.big_staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            self.bufs.big_staging = dev.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("rtcd:buffer:staging_contacts"),
                 size: bigger,
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
             self.bufs.big_staging_bytes = bigger;
-            bytemuck::pod_collect_to_vec(&c)
-        };
+        }
         self.cur = 1 - self.cur;
         self.last_total = total;
         metrics.standard_rays = counters[0] as u64;
@@ -687,6 +699,35 @@ impl GpuNarrowPhase {
 }
 
 type PairParsed = (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, [u32; 2]);
+
+/// Encodes the compaction pass (entries → next records and contacts).
+#[allow(clippy::too_many_arguments)]
+fn encode_compact(
+    dev: &wgpu::Device,
+    kernels: &Kernels,
+    meshes: &MeshStore,
+    b: &StepBuffers,
+    next: usize,
+    entries: u32,
+    encoder: &mut wgpu::CommandEncoder,
+    pass: &mut impl FnMut(&mut wgpu::CommandEncoder, &Pipeline, &wgpu::BindGroup, (u32, u32)),
+) {
+    let pipe = kernels.get(Kernel::Compact);
+    let bg = pipe.bind_group(
+        dev,
+        &[
+            (0, meshes.vertices.binding()),
+            (1, meshes.triangles.binding()),
+            (3, b.pairs.binding()),
+            (4, b.params.as_entire_binding()),
+            (7, b.entries.binding()),
+            (9, b.scan.binding()),
+            (10, b.records[next].binding()),
+            (11, b.contacts.binding()),
+        ],
+    );
+    pass(encoder, pipe, &bg, grid(entries));
+}
 
 /// Turns one pair's compacted rays into manifolds, debug rays, metrics and record counts.
 fn parse_pair(
