@@ -48,12 +48,99 @@ pub struct DriverSettings {
     /// (IRTCD records, predictive rays) and are ready when they close in. Default: the parameters'
     /// `distance_extension` (2014 §3.1).
     pub margin: f32,
+    /// Record every ray and contact of each batch in world space ([`RtcdDriver::debug_geometry`]).
+    pub record_rays: bool,
 }
 
 impl DriverSettings {
     /// Defaults for these parameters.
     pub fn for_params(params: &RtcdParams) -> Self {
-        Self { margin: params.distance_extension }
+        Self { margin: params.distance_extension, record_rays: false }
+    }
+}
+
+/// One pair of a [`Batch`].
+#[derive(Clone, Debug)]
+pub struct BatchPair {
+    /// The backend's key (stable per collider pair).
+    pub key: PairKey,
+    /// Shape 1's mesh.
+    pub mesh1: Arc<RtcdMesh>,
+    /// Shape 2's mesh.
+    pub mesh2: Arc<RtcdMesh>,
+    /// Shape 1's world pose.
+    pub pose1: Pose,
+    /// Shape 2 in shape 1's frame, as Rapier computes it.
+    pub pos12: Pose,
+    /// Rapier's prediction for the pair (distance plus both skins).
+    pub prediction: f32,
+    cache_key: CacheKey,
+}
+
+/// The pairs of one step, prepared by [`RtcdDriver::prepare`]: owns its meshes (shared), so it can
+/// be run on any thread by any backend and published later.
+#[derive(Clone, Debug)]
+pub struct Batch {
+    /// The pairs.
+    pub pairs: Vec<BatchPair>,
+    /// Largest prediction of its pairs.
+    pub prediction: f32,
+    /// Ask the backend for every ray.
+    pub record_rays: bool,
+    colliders: usize,
+    broad_phase_time: std::time::Duration,
+    start: Instant,
+}
+
+impl Batch {
+    /// The backend inputs.
+    pub fn inputs(&self) -> Vec<PairInput<'_>> {
+        self.pairs.iter().map(|p| PairInput::new(p.key, &p.mesh1, &p.mesh2, to_rtcd(&p.pos12))).collect()
+    }
+
+    /// The backend options: every candidate comes back (`keep_contacts`) for the two-tier reduction.
+    pub fn options(&self) -> StepOptions {
+        StepOptions { prediction_distance: self.prediction, keep_contacts: true, record_rays: self.record_rays, ..Default::default() }
+    }
+
+    /// Number of pairs.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Whether there is no pair.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+}
+
+/// World-space rays and contacts of the last batch (debug overlay).
+#[derive(Clone, Debug, Default)]
+pub struct DebugGeometry {
+    /// Every ray cast: start, end, how it was traced, what became of it.
+    pub rays: Vec<(glam::Vec3, glam::Vec3, rtcd::RayKind, rtcd::narrow_phase::RayOutcome)>,
+    /// Manifold points handed to Rapier: point on shape 1, normal from shape 1 toward shape 2
+    /// (scaled by nothing), signed distance.
+    pub contacts: Vec<(glam::Vec3, glam::Vec3, f32)>,
+}
+
+impl DebugGeometry {
+    fn clear(&mut self) {
+        self.rays.clear();
+        self.contacts.clear();
+    }
+
+    fn push_pair(&mut self, pose1: &Pose, o: &rtcd::PairOutput) {
+        let p = to_rtcd(pose1);
+        self.rays.extend(o.rays.iter().map(|r| (p.transform_point(r.origin), p.transform_point(r.end), r.kind, r.outcome)));
+    }
+
+    fn push_manifolds(&mut self, pose1: &Pose, manifolds: &[rtcd::ContactManifold]) {
+        let p = to_rtcd(pose1);
+        for m in manifolds {
+            let n = p.transform_vector(m.local_n1);
+            self.contacts.extend(m.points.iter().map(|c| (p.transform_point(c.local_p1), n, c.dist)));
+        }
     }
 }
 
@@ -104,6 +191,7 @@ pub struct RtcdDriver {
     order: Vec<u32>,
     candidates: Vec<(u32, u32)>,
     reducer: Reducer,
+    debug: DebugGeometry,
 }
 
 impl std::fmt::Debug for RtcdDriver {
@@ -143,6 +231,7 @@ impl RtcdDriver {
             order: Vec::new(),
             candidates: Vec::new(),
             reducer: Reducer::default(),
+            debug: DebugGeometry::default(),
         })
     }
 
@@ -200,10 +289,29 @@ impl RtcdDriver {
 
     /// The batch pass: call right before `PhysicsPipeline::step`, after every change to bodies and
     /// colliders, with the step's `IntegrationParameters::prediction_distance()`. Resets the
-    /// dispatcher's counters and replaces the cache's results.
+    /// dispatcher's counters and replaces the cache's results. Same as [`RtcdDriver::prepare`], a
+    /// backend step, then [`RtcdDriver::publish`].
     pub fn detect(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet, prediction: f32) -> RtcdMetrics {
+        let batch = self.prepare(bodies, colliders, prediction);
+        let out = self.run(&batch);
+        self.publish(&batch, out)
+    }
+
+    /// Runs the driver's backend on a prepared batch (falling back to the CPU on errors).
+    pub fn run(&mut self, batch: &Batch) -> StepOutput {
+        let inputs = batch.inputs();
+        let opts = batch.options();
+        let backend = self.backend.get_mut().unwrap_or_else(|e| e.into_inner());
+        let out = Self::run_step(backend, &mut self.fallback, &mut self.fell_back, &inputs, &opts);
+        self.backend_name = backend.name();
+        out
+    }
+
+    /// First half of [`RtcdDriver::detect`]: our broad phase over the colliders at their current
+    /// poses. The batch owns what a backend step needs, so it can be sent to another thread (a
+    /// render world) and its results published later with [`RtcdDriver::publish`].
+    pub fn prepare(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet, prediction: f32) -> Batch {
         let start = Instant::now();
-        self.cache.reset_counters();
         let prediction = if prediction.is_finite() { prediction.max(0.0) } else { 0.0 };
         self.collect(bodies, colliders);
         let grow = 0.5 * (prediction + self.settings.margin.max(0.0));
@@ -214,7 +322,7 @@ impl RtcdDriver {
         sweep_and_prune(&self.boxes, &mut self.order, &mut self.candidates);
 
         // Orient and filter the pairs, as Rapier would filter them before calling the dispatcher.
-        let mut pairs: Vec<(usize, usize, Pose, f32)> = Vec::with_capacity(self.candidates.len());
+        let mut pairs: Vec<BatchPair> = Vec::with_capacity(self.candidates.len());
         let mut batch_prediction = prediction;
         for &(i, j) in &self.candidates {
             let (a, b) = (&self.entries[i as usize], &self.entries[j as usize]);
@@ -239,57 +347,74 @@ impl RtcdDriver {
             {
                 continue;
             }
+            // Shape 1 is always a mesh (see the orientation above).
+            let Some(id1) = e1.instance else { continue };
+            let cache_key = match (e2.instance, e2.cuboid) {
+                (Some(id2), _) => CacheKey::meshes(id1, id2).0,
+                (None, Some(c)) => CacheKey::cuboid(id1, c),
+                (None, None) => continue,
+            };
             // Rapier's prediction for the pair: the distance plus both contact skins.
             let pair_prediction = prediction + e1.skin + e2.skin;
             batch_prediction = batch_prediction.max(pair_prediction);
-            pairs.push((first as usize, second as usize, e1.pose.inv_mul(&e2.pose), pair_prediction));
+            pairs.push(BatchPair {
+                key: PairKey::new(e1.key, e2.key),
+                mesh1: e1.mesh.clone(),
+                mesh2: e2.mesh.clone(),
+                pose1: e1.pose,
+                pos12: e1.pose.inv_mul(&e2.pose),
+                prediction: pair_prediction,
+                cache_key,
+            });
         }
-        let broad_phase_time = start.elapsed();
+        Batch {
+            pairs,
+            prediction: batch_prediction,
+            record_rays: self.settings.record_rays,
+            colliders: self.entries.len(),
+            broad_phase_time: start.elapsed(),
+            start,
+        }
+    }
 
-        let inputs: Vec<PairInput> = pairs
-            .iter()
-            .map(|&(i, j, pos12, _)| {
-                let (e1, e2) = (&self.entries[i], &self.entries[j]);
-                PairInput::new(PairKey::new(e1.key, e2.key), &e1.mesh, &e2.mesh, to_rtcd(&pos12))
-            })
-            .collect();
-        // Every candidate comes back (`keep_contacts`) for the two-tier reduction below.
-        let opts = StepOptions { prediction_distance: batch_prediction, keep_contacts: true, ..Default::default() };
-        let backend = self.backend.get_mut().unwrap_or_else(|e| e.into_inner());
-        let out = Self::run_step(backend, &mut self.fallback, &mut self.fell_back, &inputs, &opts);
-        self.backend_name = backend.name();
-        drop(inputs);
-
-        let entries = &self.entries;
+    /// Second half of [`RtcdDriver::detect`]: reduces a backend's output for `batch` and publishes
+    /// it to the cache the dispatcher reads. Resets the dispatcher's counters.
+    pub fn publish(&mut self, batch: &Batch, out: StepOutput) -> RtcdMetrics {
+        self.cache.reset_counters();
         let (angle, support_fraction) = (self.params.manifold_angle, self.cache.settings().support_fraction);
         let reducer = &mut self.reducer;
-        let published =
-            pairs.iter().zip(out.pairs).filter(|(_, o)| o.error.is_none()).filter_map(|(&(i, j, pos12, pred), o)| {
-                let (e1, e2) = (&entries[i], &entries[j]);
-                // Shape 1 is always a mesh (see the orientation above).
-                let id1 = e1.instance?;
-                let key = match (e2.instance, e2.cuboid) {
-                    (Some(id2), _) => CacheKey::meshes(id1, id2).0,
-                    (None, Some(c)) => CacheKey::cuboid(id1, c),
-                    (None, None) => return None,
-                };
-                let manifolds = reducer.reduce_output(o, &to_rtcd(&pos12), angle, pred, support_fraction);
-                let radius = e1.mesh.max_radius().max(e2.mesh.max_radius());
-                Some((key, CachedPair { pos12, manifolds, radius }))
-            });
-        self.cache.publish(published, batch_prediction);
-
+        self.debug.clear();
+        let debug = &mut self.debug;
+        let record = batch.record_rays;
+        let published = batch.pairs.iter().zip(out.pairs).filter(|(_, o)| o.error.is_none()).map(|(p, o)| {
+            if record {
+                debug.push_pair(&p.pose1, &o);
+            }
+            let manifolds = reducer.reduce_output(o, &to_rtcd(&p.pos12), angle, p.prediction, support_fraction);
+            if record {
+                debug.push_manifolds(&p.pose1, &manifolds);
+            }
+            let radius = p.mesh1.max_radius().max(p.mesh2.max_radius());
+            (p.cache_key, CachedPair { pos12: p.pos12, manifolds, radius })
+        });
+        self.cache.publish(published, batch.prediction);
         self.metrics = RtcdMetrics {
             backend: self.backend_name.clone(),
             fell_back: self.fell_back,
-            colliders: self.entries.len(),
-            batch_pairs: pairs.len(),
+            colliders: batch.colliders,
+            batch_pairs: batch.pairs.len(),
             narrow_phase: out.metrics,
             cache: Default::default(),
-            broad_phase_time,
-            detect_time: start.elapsed(),
+            broad_phase_time: batch.broad_phase_time,
+            detect_time: batch.start.elapsed(),
         };
         self.metrics()
+    }
+
+    /// Rays and contact normals of the last published batch, in world space, when
+    /// [`DriverSettings::record_rays`] is on (for debug overlays).
+    pub fn debug_geometry(&self) -> &DebugGeometry {
+        &self.debug
     }
 
     /// Collects our colliders and the cuboids with their poses, as Rapier will see them this step.

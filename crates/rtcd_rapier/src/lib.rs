@@ -64,7 +64,7 @@ pub mod shape;
 
 pub use cache::{CacheCounters, CacheSettings, ContactCache, MissPolicy, Pos12Tolerance};
 pub use dispatcher::{RtcdDispatcher, RtcdWorkspace};
-pub use driver::{DriverSettings, RtcdDriver};
+pub use driver::{Batch, BatchPair, DebugGeometry, DriverSettings, RtcdDriver};
 pub use ground::GroundMeshes;
 pub use metrics::RtcdMetrics;
 pub use settings::{configure_integration_parameters, integration_parameters};
