@@ -1,5 +1,54 @@
-//! bevy_rtcd: GPU ray-traced collision detection for concave triangle meshes, as a narrow phase for
-//! bevy_rapier3d. The algorithm crate is re-exported as [`rtcd`].
+//! # bevy_rtcd
+//!
+//! Ray-traced collision detection for concave triangle meshes in `bevy_rapier3d`: vertex rays
+//! along inward normals (Hermann et al. 2008), iterative tracing over triangle adjacency (IRTCD
+//! 2013) with predictive rays and ray re-projection (2014), on the CPU or the GPU, feeding
+//! re-projected contacts into Rapier's solver each fixed tick. Every other pair keeps Rapier's
+//! behaviour.
+//!
+//! ```no_run
+//! use bevy::prelude::*;
+//! use bevy_rapier3d::prelude::*;
+//! use bevy_rtcd::prelude::*;
+//!
+//! App::new()
+//!     .add_plugins(DefaultPlugins)
+//!     .add_plugins(RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule())
+//!     .add_plugins(RtcdPlugin::default()) // after Rapier's plugin
+//!     .add_systems(Startup, |mut commands: Commands| {
+//!         // A static ground and a falling concave mesh.
+//!         commands.spawn((Collider::cuboid(10.0, 0.5, 10.0), Transform::from_xyz(0.0, -0.5, 0.0)));
+//!         commands.spawn((
+//!             RigidBody::Dynamic,
+//!             RtcdCollider::from_obj("assets/meshes/torus_900.obj"),
+//!             Transform::from_xyz(0.0, 2.0, 0.0),
+//!         ));
+//!     })
+//!     .run();
+//! ```
 #![warn(missing_docs)]
 
+mod backend;
+mod collider;
+pub mod debug;
+mod diagnostics;
+mod plugin;
+mod render;
+mod settings;
+
+pub use backend::ActiveBackend;
+pub use collider::{RtcdCollider, RtcdColliderState};
+pub use debug::{RtcdDebugPlugin, RtcdDebugSettings};
+pub use diagnostics::RtcdDiagnostics;
+pub use plugin::{RtcdNarrowPhase, RtcdPlugin, RtcdSystems};
 pub use rtcd;
+pub use rtcd_rapier;
+pub use settings::{GpuMode, RtcdBackend, RtcdParamsSource, RtcdSettings};
+
+/// Everything a user needs.
+pub mod prelude {
+    pub use crate::{
+        GpuMode, RtcdBackend, RtcdCollider, RtcdColliderState, RtcdDebugPlugin, RtcdDebugSettings, RtcdDiagnostics,
+        RtcdNarrowPhase, RtcdParamsSource, RtcdPlugin, RtcdSettings, RtcdSystems,
+    };
+}

@@ -50,12 +50,14 @@ pub struct DriverSettings {
     pub margin: f32,
     /// Record every ray and contact of each batch in world space ([`RtcdDriver::debug_geometry`]).
     pub record_rays: bool,
+    /// The step's `IntegrationParameters::dt` (for soft CCD's enlarged prediction).
+    pub dt: f32,
 }
 
 impl DriverSettings {
     /// Defaults for these parameters.
     pub fn for_params(params: &RtcdParams) -> Self {
-        Self { margin: params.distance_extension, record_rays: false }
+        Self { margin: params.distance_extension, record_rays: false, dt: 1.0 / 60.0 }
     }
 }
 
@@ -163,6 +165,8 @@ struct Entry {
     mesh: Arc<RtcdMesh>,
     pose: Pose,
     skin: f32,
+    /// Linear velocity, clamped as Rapier's soft CCD clamps it (zero without soft CCD).
+    soft_linvel: glam::Vec3,
     body: Option<RigidBodyHandle>,
     body_type: RigidBodyType,
     active: bool,
@@ -233,6 +237,20 @@ impl RtcdDriver {
             reducer: Reducer::default(),
             debug: DebugGeometry::default(),
         })
+    }
+
+    /// Replaces the backend and takes its parameters (the cache and the CPU fallback too). Pair
+    /// state of the old backend is dropped; the dispatcher installed in Rapier keeps working.
+    pub fn replace_backend(&mut self, backend: Box<dyn NarrowPhaseBackend>) -> Result<(), ParamsError> {
+        let params = *backend.params();
+        self.fallback = Some(NarrowPhase::new(params)?);
+        self.cache.set_params(params)?;
+        self.settings = DriverSettings { margin: params.distance_extension, ..self.settings };
+        self.params = params;
+        self.backend_name = backend.name();
+        *self.backend.get_mut().unwrap_or_else(|e| e.into_inner()) = backend;
+        self.fell_back = false;
+        Ok(())
     }
 
     /// The cache shared with the dispatcher.
@@ -315,9 +333,14 @@ impl RtcdDriver {
         let prediction = if prediction.is_finite() { prediction.max(0.0) } else { 0.0 };
         self.collect(bodies, colliders);
         let grow = 0.5 * (prediction + self.settings.margin.max(0.0));
+        let dt = self.settings.dt.max(0.0);
         self.boxes.clear();
         self.boxes
-            .extend(self.entries.iter().map(|e| e.mesh.aabb().transformed(&to_rtcd(&e.pose)).extended(grow + e.skin)));
+            .extend(self.entries.iter().map(|e| {
+                // Soft CCD widens Rapier's pairing by the motion of the step; so does ours.
+                let sweep = e.soft_linvel.length() * dt;
+                e.mesh.aabb().transformed(&to_rtcd(&e.pose)).extended(grow + e.skin + sweep)
+            }));
         self.candidates.clear();
         sweep_and_prune(&self.boxes, &mut self.order, &mut self.candidates);
 
@@ -355,7 +378,12 @@ impl RtcdDriver {
                 (None, None) => continue,
             };
             // Rapier's prediction for the pair: the distance plus both contact skins.
-            let pair_prediction = prediction + e1.skin + e2.skin;
+            // With soft CCD on either body, Rapier enlarges the prediction by the relative motion of
+            // the step (rapier's pair_update.rs); the batch does the same so its speculative
+            // contacts are there when a fast body closes in.
+            let soft = e1.soft_linvel != glam::Vec3::ZERO || e2.soft_linvel != glam::Vec3::ZERO;
+            let base = if soft { prediction.max(dt * (e1.soft_linvel - e2.soft_linvel).length()) } else { prediction };
+            let pair_prediction = base + e1.skin + e2.skin;
             batch_prediction = batch_prediction.max(pair_prediction);
             pairs.push(BatchPair {
                 key: PairKey::new(e1.key, e2.key),
@@ -456,6 +484,9 @@ impl RtcdDriver {
                 mesh,
                 pose,
                 skin: co.contact_skin().max(0.0),
+                soft_linvel: rb
+                    .filter(|rb| rb.soft_ccd_prediction() > 0.0)
+                    .map_or(glam::Vec3::ZERO, |rb| rb.linvel().clamp_length_max(rb.soft_ccd_prediction() / self.settings.dt.max(1e-6))),
                 body: rb.and(co.parent()),
                 body_type: rb.map_or(RigidBodyType::Fixed, |rb| rb.body_type()),
                 active: rb.is_some_and(|rb| !rb.is_fixed() && !rb.is_sleeping()),

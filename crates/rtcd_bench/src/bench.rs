@@ -1,0 +1,346 @@
+//! Running one scene: the rtcd simulation whose poses every replay uses, the narrow-phase variants
+//! replayed on the CPU (and GPU), the erroneous-ray runs, the simulated comparisons (Rapier trimesh,
+//! V-HACD, rtcd without prediction or re-projection) and the penetration measure on each simulation.
+
+use std::{ops::Range, time::Instant};
+
+use rtcd::{NarrowPhase, NarrowPhaseBackend, RtcdParams, StepOptions, TracerKind};
+
+use crate::{
+    cli::Options,
+    replay::{Frames, ReplayStep, Variant},
+    scene::{Scene, SceneId},
+    sim::{Phases, SimRun, simulate},
+    world::Setup,
+};
+
+/// A replayed row: one variant on one backend.
+pub struct ReplayRow {
+    /// Variant key (`iterative-bvh/pred`) or measure name.
+    pub key: String,
+    /// The variant, if any.
+    pub variant: Option<Variant>,
+    /// `cpu` or the GPU adapter.
+    pub backend: String,
+    /// Every `stride`-th step was run.
+    pub stride: usize,
+    /// Which steps were run (a prefix of the scene for limited GPU rows).
+    pub range: Range<usize>,
+    /// Per run step.
+    pub steps: Vec<ReplayStep>,
+    /// Wall time of the whole row.
+    pub wall_s: f64,
+}
+
+impl ReplayRow {
+    /// Mean backend time over the run steps inside `window` (ms); `None` when none ran there.
+    pub fn mean_ms(&self, window: &Range<usize>) -> Option<f64> {
+        mean(self.steps.iter().filter(|s| window.contains(&s.step)).map(|s| s.ms))
+    }
+
+    /// Largest step time (ms).
+    pub fn max_ms(&self) -> f64 {
+        self.steps.iter().map(|s| s.ms).fold(0.0, f64::max)
+    }
+}
+
+/// Mean of an iterator, `None` when empty.
+pub fn mean(it: impl Iterator<Item = f64>) -> Option<f64> {
+    let (s, n) = it.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    (n > 0).then(|| s / n as f64)
+}
+
+/// One step of the penetration measure on a simulation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MeasureStep {
+    /// Step.
+    pub step: usize,
+    /// Sum of the re-projected depths of every penetrating vertex (m).
+    pub depth: f64,
+    /// Sum of the lengths of the rays in contact (m): the 2014 paper's measure.
+    pub ray_length: f64,
+    /// Deepest vertex (m).
+    pub max_depth: f32,
+    /// Penetrating vertices.
+    pub contact_rays: u64,
+}
+
+/// A simulated row with its penetration measure.
+pub struct SimRow {
+    /// The simulation.
+    pub run: SimRun,
+    /// Every `stride`-th step measured.
+    pub measure_stride: usize,
+    /// The measure.
+    pub measure: Vec<MeasureStep>,
+}
+
+impl SimRow {
+    /// Mean of the per-step total penetration depth over the measured steps (m).
+    pub fn mean_depth(&self) -> f64 {
+        mean(self.measure.iter().map(|m| m.depth)).unwrap_or(0.0)
+    }
+
+    /// The measure summed over the run, scaled to every step (`stride` × the sampled sum): the
+    /// paper's cumulative ray length over the simulation.
+    pub fn cumulative_ray_length(&self) -> f64 {
+        self.measure.iter().map(|m| m.ray_length).sum::<f64>() * self.measure_stride as f64
+    }
+
+    /// Same for depths.
+    pub fn cumulative_depth(&self) -> f64 {
+        self.measure.iter().map(|m| m.depth).sum::<f64>() * self.measure_stride as f64
+    }
+
+    /// Deepest vertex over the run (m).
+    pub fn max_depth(&self) -> f32 {
+        self.measure.iter().map(|m| m.max_depth).fold(0.0, f32::max)
+    }
+
+    /// Mean narrow-phase ms per step over a window.
+    pub fn narrow_ms(&self, w: &Range<usize>) -> Option<f64> {
+        mean(self.run.steps[w.start.min(self.run.steps.len())..w.end.min(self.run.steps.len())].iter().map(|s| s.narrow_ms))
+    }
+
+    /// Mean whole-step ms over a window.
+    pub fn step_ms(&self, w: &Range<usize>) -> Option<f64> {
+        mean(self.run.steps[w.start.min(self.run.steps.len())..w.end.min(self.run.steps.len())].iter().map(|s| s.step_ms))
+    }
+
+    /// Bodies tunnelled by the end.
+    pub fn tunnelled(&self) -> usize {
+        self.run.steps.last().map_or(0, |s| s.tunnelled)
+    }
+
+    /// Lowest vertex below the ground over the run (m, ≥ 0).
+    pub fn ground_penetration(&self) -> f32 {
+        self.run.steps.iter().map(|s| (-s.lowest).max(0.0)).fold(0.0, f32::max)
+    }
+}
+
+/// Everything measured on one scene.
+pub struct SceneResult {
+    /// The scene.
+    pub scene: Scene,
+    /// Base parameters (from the meshes).
+    pub params: RtcdParams,
+    /// Scene 1's phases.
+    pub phases: Option<Phases>,
+    /// Named windows summaries are given for: `all`, then A/B/C (scene 1) or `peak` (scene 2).
+    pub windows: Vec<(String, Range<usize>)>,
+    /// CPU replays.
+    pub replays: Vec<ReplayRow>,
+    /// Erroneous-ray runs (iterative BVH with `measure_errors`, untimed).
+    pub errors: Vec<ReplayRow>,
+    /// GPU replays.
+    pub gpu: Vec<ReplayRow>,
+    /// What happened to the GPU rows.
+    pub gpu_note: String,
+    /// Simulations: rtcd first.
+    pub sims: Vec<SimRow>,
+    /// Wall time of the scene.
+    pub wall_s: f64,
+}
+
+impl SceneResult {
+    /// A CPU replay row by key.
+    pub fn replay(&self, key: &str) -> Option<&ReplayRow> {
+        self.replays.iter().find(|r| r.key == key)
+    }
+
+    /// A window by name.
+    pub fn window(&self, name: &str) -> Option<&Range<usize>> {
+        self.windows.iter().find(|w| w.0 == name).map(|w| &w.1)
+    }
+}
+
+/// The GPU device, created once.
+pub struct Gpu {
+    /// The device.
+    pub device: rtcd_wgpu::GpuDevice,
+    /// Whether the adapter is a software one (lavapipe, llvmpipe, WARP).
+    pub software: bool,
+    /// `name (type, backend)`.
+    pub name: String,
+}
+
+/// Progress on stderr.
+pub fn note(msg: impl AsRef<str>) {
+    eprintln!("[rtcd_bench] {}", msg.as_ref());
+}
+
+fn progress(label: &str, total: usize) -> impl FnMut(usize) {
+    let label = label.to_string();
+    let start = Instant::now();
+    let mut last = Instant::now();
+    move |step| {
+        if last.elapsed().as_secs_f64() > 15.0 {
+            last = Instant::now();
+            note(format!("  {label}: step {}/{total} ({:.0} s)", step + 1, start.elapsed().as_secs_f64()));
+        }
+    }
+}
+
+/// Runs everything selected on `scene`.
+pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<SceneResult, String> {
+    let start = Instant::now();
+    let refs: Vec<&rtcd::RtcdMesh> = scene.meshes.iter().map(|m| &**m).collect();
+    let params = RtcdParams::from_meshes(&refs);
+    note(format!("{} — {} bodies, {} triangles, {} steps", scene.name, scene.bodies(), scene.triangles(), scene.steps));
+
+    // 1. The rtcd simulation (default parameters: iterative BVH, prediction, re-projection).
+    let mut sims = Vec::new();
+    let mut sim = |label: &str, setup: Setup| -> Result<SimRun, String> {
+        note(format!("simulating {label} ..."));
+        let run = simulate(&scene, label, setup, progress(label, scene.steps))?;
+        note(format!("  {label}: {:.1} s (set-up {:.1} ms)", run.wall.as_secs_f64(), run.setup_time.as_secs_f64() * 1e3));
+        Ok(run)
+    };
+    let main = sim("rtcd", Setup::Rtcd(params))?;
+    let n = main.steps.len();
+    let phases = (scene.id == SceneId::Avalanche).then(|| Phases::detect(&main.steps));
+    let mut windows = vec![("all".to_string(), 0..n)];
+    match &phases {
+        Some(p) => windows.extend(p.named().into_iter().map(|(k, r)| (k.to_string(), r))),
+        None => windows.push(("peak".into(), n.saturating_sub(60)..n)),
+    }
+    let mut comparisons = Vec::new();
+    for (name, label, setup) in [
+        ("nopred", "rtcd, no prediction", Setup::Rtcd(RtcdParams { prediction: false, ..params })),
+        ("noreproj", "rtcd, no re-projection", Setup::Rtcd(RtcdParams { reprojection: false, ..params })),
+        ("trimesh", "Rapier trimesh", Setup::TriMesh),
+        ("vhacd", "V-HACD", Setup::Vhacd),
+    ] {
+        if opts.compares(name) {
+            comparisons.push(sim(label, setup)?);
+        }
+    }
+
+    // 2. Replays of the rtcd simulation's poses.
+    let frames = Frames::new(&scene, &main.trajectory, &params, main.prediction)?;
+    let mut replays = Vec::new();
+    for v in Variant::all() {
+        if !opts.variant_selected(&v.key()) {
+            continue;
+        }
+        let stride = match (v.iterative, v.tracer) {
+            (true, _) => 1,
+            (false, TracerKind::BruteForce) => opts.brute_stride,
+            (false, TracerKind::Bvh) => opts.bvh_stride,
+        };
+        let mut np = NarrowPhase::new(v.params(&params)).map_err(|e| e.to_string())?;
+        let row = replay_row(&frames, &mut np, &v.key(), Some(v), "cpu".into(), &frames.options(), stride, 0..n)?;
+        note(format!("  replayed {} (cpu, every {stride} step(s)): {:.1} s", v.key(), row.wall_s));
+        replays.push(row);
+    }
+    let mut errors = Vec::new();
+    if opts.errors {
+        for prediction in [false, true] {
+            let v = Variant { tracer: TracerKind::Bvh, iterative: true, prediction };
+            let mut np = NarrowPhase::new(v.params(&params)).map_err(|e| e.to_string())?;
+            let o = StepOptions { measure_errors: true, ..frames.options() };
+            let row = replay_row(&frames, &mut np, &format!("errors {}", v.key()), Some(v), "cpu".into(), &o, 1, 0..n)?;
+            note(format!("  erroneous rays of {}: {:.1} s", v.key(), row.wall_s));
+            errors.push(row);
+        }
+    }
+
+    // 3. GPU rows.
+    let mut gpu_rows = Vec::new();
+    let gpu_note = match gpu {
+        None => "no GPU rows (no adapter, or --gpu off)".to_string(),
+        Some(g) => {
+            let limit = match (opts.gpu_steps, g.software && !scene.quick) {
+                (Some(0), _) => n,
+                (Some(k), _) => k.min(n),
+                (None, true) => 0,
+                (None, false) => n,
+            };
+            if limit == 0 {
+                format!(
+                    "GPU rows skipped at this scale: {} is a software rasteriser (run --quick, or pass --gpu-steps N)",
+                    g.name
+                )
+            } else {
+                for v in Variant::all() {
+                    // On a software adapter only the BVH variants with prediction (brute force on lavapipe
+                    // is minutes per step at scale).
+                    if !opts.variant_selected(&v.key()) || (g.software && (v.tracer != TracerKind::Bvh || !v.prediction)) {
+                        continue;
+                    }
+                    let mut b = rtcd_wgpu::GpuNarrowPhase::new(&g.device.device, &g.device.queue, v.params(&params))
+                        .map_err(|e| format!("GPU backend: {e}"))?;
+                    match replay_row(&frames, &mut b, &v.key(), Some(v), g.name.clone(), &frames.options(), 1, 0..limit) {
+                        Ok(row) => {
+                            note(format!("  replayed {} on the GPU: {:.1} s", v.key(), row.wall_s));
+                            gpu_rows.push(row);
+                        }
+                        Err(e) => note(format!("  GPU replay of {} failed: {e}", v.key())),
+                    }
+                }
+                let scope = if limit == n { "every step".to_string() } else { format!("the first {limit} steps only") };
+                let soft = if g.software { " — a software rasteriser on the CPU: its times say nothing about a GPU; BVH variants with prediction only" } else { "" };
+                format!("GPU rows: {}, {scope}{soft}", g.name)
+            }
+        }
+    };
+
+    // 4. The penetration measure on every simulation (a standard BVH trace of the recorded poses).
+    for run in std::iter::once(main).chain(comparisons) {
+        let f = Frames::new(&scene, &run.trajectory, &params, run.prediction)?;
+        let mut np = NarrowPhase::new(RtcdParams { tracer: TracerKind::Bvh, iterative: false, prediction: false, ..params })
+            .map_err(|e| e.to_string())?;
+        let o = StepOptions { force_standard: true, ..Default::default() };
+        let steps = f
+            .replay(&mut np, &o, opts.measure_stride, 0..f.len(), |_| {})
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|s| MeasureStep {
+                step: s.step,
+                depth: s.metrics.cumulative_depth,
+                ray_length: s.metrics.cumulative_ray_length,
+                max_depth: s.metrics.max_depth,
+                contact_rays: s.metrics.contact_rays,
+            })
+            .collect();
+        sims.push(SimRow { run, measure_stride: opts.measure_stride, measure: steps });
+    }
+    Ok(SceneResult {
+        scene,
+        params,
+        phases,
+        windows,
+        replays,
+        errors,
+        gpu: gpu_rows,
+        gpu_note,
+        sims,
+        wall_s: start.elapsed().as_secs_f64(),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn replay_row(
+    frames: &Frames,
+    backend: &mut dyn NarrowPhaseBackend,
+    key: &str,
+    variant: Option<Variant>,
+    backend_name: String,
+    opts: &StepOptions,
+    stride: usize,
+    range: Range<usize>,
+) -> Result<ReplayRow, String> {
+    let start = Instant::now();
+    let steps = frames
+        .replay(backend, opts, stride, range.clone(), progress(key, range.end))
+        .map_err(|e| format!("{key} on {backend_name}: {e}"))?;
+    Ok(ReplayRow {
+        key: key.to_string(),
+        variant,
+        backend: backend_name,
+        stride,
+        range,
+        steps,
+        wall_s: start.elapsed().as_secs_f64(),
+    })
+}

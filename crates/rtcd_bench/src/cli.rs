@@ -1,0 +1,171 @@
+//! Command-line flags (hand-parsed).
+
+use std::path::PathBuf;
+
+/// Usage text.
+pub const USAGE: &str = "\
+rtcd_bench: the papers' scenes (IRTCD 2013 §4.1, 2014 §5.1), rtcd's narrow-phase variants side by side
+with plain Rapier trimesh colliders and V-HACD convex decomposition. Writes CSV + SVG to --out.
+
+USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
+
+  --quick               reduced scenes (scene 1: 64 bodies, 3 s; scene 2: 50 objects, 5 s): < 2 min
+  --scene LIST          1, 2 or 1,2 (default: both)
+  --variants LIST       narrow-phase variants replayed, by substring of their key, comma-separated:
+                        keys are {standard,iterative}-{brute,bvh}/{pred,nopred}; e.g. `bvh` or
+                        `iterative-bvh/pred,standard-bvh/pred`; `none` skips replays (default: all 8)
+  --compare LIST        simulated set-ups besides rtcd: trimesh, vhacd, nopred, noreproj, or none
+                        (default: all four)
+  --gpu MODE            auto (default): GPU rows when an adapter exists, on a software adapter
+                        (lavapipe) only at --quick scale unless --gpu-steps is given; on; off
+  --gpu-steps N         GPU rows replay the first N steps only (0: all)
+  --brute-stride N      time standard brute-force variants on every N-th step (default: 1 with
+                        --quick, 10 otherwise; standard tracing keeps no state between steps)
+  --bvh-stride N        same for standard BVH variants (default: 1 with --quick, 2 otherwise)
+  --measure-stride N    penetration measure (standard trace) on every N-th step (default 1 / 5)
+  --no-errors           skip the erroneous-ray runs (measure_errors, one per prediction setting)
+  --seconds S           override the scenes' simulated duration
+  --out DIR             output folder (default: <workspace>/target/rtcd_bench)
+  --assets DIR          meshes folder (default: <workspace>/assets/meshes)
+  --threads N           rayon threads (default: all cores)
+  --json                print the figures as one JSON object on stdout (the table goes to stderr)
+  -h, --help            this text
+";
+
+/// Parsed flags.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Reduced scenes.
+    pub quick: bool,
+    /// Scenes to run (1, 2).
+    pub scenes: Vec<u32>,
+    /// Variant filters (substrings), empty: all; `["none"]`: no replay.
+    pub variants: Vec<String>,
+    /// Simulated comparisons.
+    pub compare: Vec<String>,
+    /// GPU mode: auto, on, off.
+    pub gpu: String,
+    /// GPU step limit (0: all).
+    pub gpu_steps: Option<usize>,
+    /// Strides of standard variants.
+    pub brute_stride: usize,
+    /// Stride of standard BVH variants.
+    pub bvh_stride: usize,
+    /// Stride of the penetration measure.
+    pub measure_stride: usize,
+    /// Erroneous-ray runs.
+    pub errors: bool,
+    /// Duration override.
+    pub seconds: Option<f32>,
+    /// Output folder.
+    pub out: PathBuf,
+    /// Meshes folder.
+    pub assets: PathBuf,
+    /// Rayon threads.
+    pub threads: Option<usize>,
+    /// JSON on stdout.
+    pub json: bool,
+}
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+impl Options {
+    /// Parses `args` (without the program name). `Err` carries the message to print (usage on -h).
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Self, String> {
+        let mut args = args.into_iter();
+        let mut o = Options {
+            quick: false,
+            scenes: vec![1, 2],
+            variants: Vec::new(),
+            compare: ["trimesh", "vhacd", "nopred", "noreproj"].map(String::from).to_vec(),
+            gpu: "auto".into(),
+            gpu_steps: None,
+            brute_stride: 0,
+            bvh_stride: 0,
+            measure_stride: 0,
+            errors: true,
+            seconds: None,
+            out: workspace().join("target/rtcd_bench"),
+            assets: workspace().join("assets/meshes"),
+            threads: None,
+            json: false,
+        };
+        let list = |v: String| v.split(',').map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty()).collect::<Vec<_>>();
+        while let Some(a) = args.next() {
+            let mut value = || args.next().ok_or_else(|| format!("{a} needs a value\n\n{USAGE}"));
+            let num = |v: String| v.parse::<usize>().map_err(|_| format!("{a}: not a number: {v}"));
+            match a.as_str() {
+                "--quick" => o.quick = true,
+                "--scene" | "--scenes" => {
+                    o.scenes = list(value()?)
+                        .iter()
+                        .map(|s| match s.as_str() {
+                            "1" => Ok(1),
+                            "2" => Ok(2),
+                            _ => Err(format!("--scene: unknown scene {s} (1 or 2)")),
+                        })
+                        .collect::<Result<_, _>>()?
+                }
+                "--variants" => o.variants = list(value()?),
+                "--compare" => {
+                    o.compare = list(value()?);
+                    if o.compare == ["none"] {
+                        o.compare.clear();
+                    }
+                    for c in &o.compare {
+                        if !["trimesh", "vhacd", "nopred", "noreproj"].contains(&c.as_str()) {
+                            return Err(format!("--compare: unknown set-up {c}"));
+                        }
+                    }
+                }
+                "--gpu" => {
+                    o.gpu = value()?;
+                    if !["auto", "on", "off"].contains(&o.gpu.as_str()) {
+                        return Err(format!("--gpu: auto, on or off, not {}", o.gpu));
+                    }
+                }
+                "--gpu-steps" => o.gpu_steps = Some(num(value()?)?),
+                "--brute-stride" => o.brute_stride = num(value()?)?.max(1),
+                "--bvh-stride" => o.bvh_stride = num(value()?)?.max(1),
+                "--measure-stride" => o.measure_stride = num(value()?)?.max(1),
+                "--no-errors" => o.errors = false,
+                "--seconds" => {
+                    let v = value()?;
+                    o.seconds = Some(v.parse().map_err(|_| format!("--seconds: not a number: {v}"))?)
+                }
+                "--out" => o.out = PathBuf::from(value()?),
+                "--assets" => o.assets = PathBuf::from(value()?),
+                "--threads" => o.threads = Some(num(value()?)?),
+                "--json" => o.json = true,
+                "-h" | "--help" => return Err(USAGE.to_string()),
+                _ => return Err(format!("unknown flag {a}\n\n{USAGE}")),
+            }
+        }
+        let (b, v, m) = if o.quick { (1, 1, 1) } else { (10, 2, 5) };
+        if o.brute_stride == 0 {
+            o.brute_stride = b;
+        }
+        if o.bvh_stride == 0 {
+            o.bvh_stride = v;
+        }
+        if o.measure_stride == 0 {
+            o.measure_stride = m;
+        }
+        Ok(o)
+    }
+
+    /// Whether a variant key is selected.
+    pub fn variant_selected(&self, key: &str) -> bool {
+        if self.variants.iter().any(|v| v == "none") {
+            return false;
+        }
+        self.variants.is_empty() || self.variants.iter().any(|v| key.contains(v.as_str()))
+    }
+
+    /// Whether a comparison set-up is selected.
+    pub fn compares(&self, name: &str) -> bool {
+        self.compare.iter().any(|c| c == name)
+    }
+}

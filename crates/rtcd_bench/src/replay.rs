@@ -1,0 +1,198 @@
+//! Replaying a recorded trajectory through a narrow-phase backend: every step's poses (recorded
+//! right before the physics step, where the narrow phase sees them), paired by the same broad phase
+//! as `rtcd_rapier`'s batch (boxes grown by half the prediction plus the distance extension; sort and
+//! sweep), fed to [`NarrowPhaseBackend::step`] with the batch's options. Narrow-phase timing needs no
+//! physics: one recorded simulation serves every variant, on exactly the same poses.
+//!
+//! Standard tracing keeps no state between steps (every step traces from scratch), so a standard
+//! variant may be timed on every `stride`-th step only; iterative variants always run every step.
+
+use std::{sync::Arc, time::Instant};
+
+use rtcd::{
+    BackendError, NarrowPhaseBackend, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepMetrics, StepOptions,
+    TracerKind,
+};
+
+use crate::scene::Scene;
+
+/// Poses of one simulation, recorded before each step.
+#[derive(Clone, Debug, Default)]
+pub struct Trajectory {
+    /// Mesh index of each body, in spawn order.
+    pub mesh_of: Vec<usize>,
+    /// Per step, the poses of the bodies present (a prefix of `mesh_of`).
+    pub poses: Vec<Vec<Pose>>,
+}
+
+/// One narrow-phase configuration (IRTCD 2013 §4.2-4.3, 2014 §3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// Standard tracer.
+    pub tracer: TracerKind,
+    /// Iterative walk below the displacement threshold.
+    pub iterative: bool,
+    /// Predictive rays.
+    pub prediction: bool,
+}
+
+impl Variant {
+    /// The eight variants, standard before iterative, brute force before BVH.
+    pub fn all() -> Vec<Variant> {
+        let mut v = Vec::new();
+        for tracer in [TracerKind::BruteForce, TracerKind::Bvh] {
+            for iterative in [false, true] {
+                for prediction in [false, true] {
+                    v.push(Variant { tracer, iterative, prediction });
+                }
+            }
+        }
+        v
+    }
+
+    /// `standard-brute`, `iterative-bvh`, ...
+    pub fn base_key(&self) -> String {
+        format!(
+            "{}-{}",
+            if self.iterative { "iterative" } else { "standard" },
+            if self.tracer == TracerKind::Bvh { "bvh" } else { "brute" }
+        )
+    }
+
+    /// `standard-brute/nopred`, `iterative-bvh/pred`, ...: what `--variants` matches.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.base_key(), if self.prediction { "pred" } else { "nopred" })
+    }
+
+    /// The parameters of this variant on top of `base`.
+    pub fn params(&self, base: &RtcdParams) -> RtcdParams {
+        RtcdParams { tracer: self.tracer, iterative: self.iterative, prediction: self.prediction, ..*base }
+    }
+}
+
+/// One replayed step's figures.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayStep {
+    /// Step index in the scene.
+    pub step: usize,
+    /// Bodies present.
+    pub bodies: usize,
+    /// Wall time of the backend's step (ms).
+    pub ms: f64,
+    /// GPU kernel time, for GPU backends with timestamp queries (ms).
+    pub gpu_ms: Option<f64>,
+    /// The backend's figures.
+    pub metrics: StepMetrics,
+}
+
+/// What is replayed, shared by every variant of a scene.
+pub struct Frames<'a> {
+    scene: &'a Scene,
+    trajectory: &'a Trajectory,
+    ground: Arc<RtcdMesh>,
+    /// Half the prediction plus the distance extension: how much the broad phase grows each box.
+    grow: f32,
+    /// The prediction distance passed to the backend (Rapier's, as the batch passes it).
+    pub prediction: f32,
+}
+
+impl<'a> Frames<'a> {
+    /// Frames of `trajectory` with the broad phase of `rtcd_rapier`'s batch for `params` and Rapier's
+    /// `prediction` distance.
+    pub fn new(scene: &'a Scene, trajectory: &'a Trajectory, params: &RtcdParams, prediction: f32) -> Result<Self, String> {
+        let ground = rtcd_rapier::GroundMeshes::new()
+            .get(scene.ground_half_extents)
+            .ok_or_else(|| "the ground cuboid has no mesh".to_string())?;
+        Ok(Self { scene, trajectory, ground, grow: 0.5 * (prediction + params.distance_extension), prediction })
+    }
+
+    /// Steps recorded.
+    pub fn len(&self) -> usize {
+        self.trajectory.poses.len()
+    }
+
+    /// The candidate pairs of step `step` (sort and sweep on x), meshes first and the ground second.
+    pub fn pairs(&self, step: usize) -> Vec<PairInput<'_>> {
+        let poses = &self.trajectory.poses[step];
+        let ground_pose = Pose::from_translation(self.scene.ground_center());
+        let n = poses.len();
+        let mut boxes: Vec<rtcd::Aabb> = poses
+            .iter()
+            .enumerate()
+            .map(|(i, p)| self.mesh(i).aabb().transformed(p).extended(self.grow))
+            .collect();
+        boxes.push(self.ground.aabb().transformed(&ground_pose).extended(self.grow));
+        let mut order: Vec<usize> = (0..boxes.len()).collect();
+        order.sort_unstable_by(|&a, &b| boxes[a].min.x.total_cmp(&boxes[b].min.x));
+        let mut out = Vec::new();
+        for (k, &i) in order.iter().enumerate() {
+            for &j in &order[k + 1..] {
+                if boxes[j].min.x > boxes[i].max.x {
+                    break;
+                }
+                let (a, b) = (&boxes[i], &boxes[j]);
+                if a.min.y > b.max.y || b.min.y > a.max.y || a.min.z > b.max.z || b.min.z > a.max.z {
+                    continue;
+                }
+                let (i, j) = (i.min(j), i.max(j));
+                if j == n {
+                    out.push(PairInput::from_world(
+                        PairKey::new(i as u64 + 1, 0),
+                        self.mesh(i),
+                        poses[i],
+                        &self.ground,
+                        ground_pose,
+                    ));
+                } else {
+                    out.push(PairInput::from_world(
+                        PairKey::new(i as u64 + 1, j as u64 + 1),
+                        self.mesh(i),
+                        poses[i],
+                        self.mesh(j),
+                        poses[j],
+                    ));
+                }
+            }
+        }
+        // A fixed order, so every variant sees the same input.
+        out.sort_unstable_by_key(|p| p.key);
+        out
+    }
+
+    fn mesh(&self, body: usize) -> &RtcdMesh {
+        &self.scene.meshes[self.trajectory.mesh_of[body]]
+    }
+
+    /// The options `rtcd_rapier`'s batch passes (every contact kept for its reduction).
+    pub fn options(&self) -> StepOptions {
+        StepOptions { prediction_distance: self.prediction, keep_contacts: true, ..Default::default() }
+    }
+
+    /// Runs `backend` over the steps `stride` apart (1: every step), with `opts`; `progress` is called
+    /// with each step done.
+    pub fn replay(
+        &self,
+        backend: &mut dyn NarrowPhaseBackend,
+        opts: &StepOptions,
+        stride: usize,
+        steps: std::ops::Range<usize>,
+        mut progress: impl FnMut(usize),
+    ) -> Result<Vec<ReplayStep>, BackendError> {
+        let mut out = Vec::new();
+        for step in steps.filter(|s| s % stride.max(1) == 0) {
+            let pairs = self.pairs(step);
+            let start = Instant::now();
+            let o = backend.step(&pairs, opts)?;
+            let ms = start.elapsed().as_secs_f64() * 1e3;
+            out.push(ReplayStep {
+                step,
+                bodies: self.trajectory.poses[step].len(),
+                ms,
+                gpu_ms: o.metrics.gpu_time.map(|d| d.as_secs_f64() * 1e3),
+                metrics: o.metrics,
+            });
+            progress(step);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,219 @@
+//! The papers' two scenes (IRTCD 2013 §4.1, 2014 §5.1) as spawn schedules: which mesh appears at
+//! which step, where, and how fast. Everything is seeded, so every set-up (rtcd, Rapier trimesh,
+//! V-HACD) gets exactly the same scene.
+//!
+//! - Scene 1, the avalanche: 512 concave meshes of ~450 vertices / ~900 triangles (`blob_900`,
+//!   `torus_900`, `bent_tube_896` in turn) on an 8 × 8 × 8 grid with random orientations fall onto a
+//!   plane; 60 Hz, 10 s. Neighbours' boxes overlap while they fall (phase A: pairs in the narrow
+//!   phase, no contact), then they hit the ground (B) and come to rest (C).
+//! - Scene 2, the spawner: one object every 0.1 s from a source moving on a circle, the four meshes of
+//!   ~900 / 2,130 / 3,456 / 3,458 triangles in equal quantity, up to 500 objects; 60 Hz, 50 s.
+//!
+//! `--quick` versions: scene 1 with 4 × 4 × 4 bodies for 3 s, scene 2 for 5 s (50 objects).
+
+use std::{path::Path, sync::Arc};
+
+use glam::{Quat, Vec3};
+use rtcd::RtcdMesh;
+
+/// 60 Hz, both scenes.
+pub const DT: f32 = 1.0 / 60.0;
+
+/// Top face of the ground (y).
+pub const GROUND_TOP: f32 = 0.0;
+
+/// Which scene.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SceneId {
+    /// The 512-object avalanche.
+    Avalanche,
+    /// The circular spawner.
+    Spawner,
+}
+
+impl SceneId {
+    /// `1` or `2`, as in the papers.
+    pub fn number(self) -> u32 {
+        match self {
+            SceneId::Avalanche => 1,
+            SceneId::Spawner => 2,
+        }
+    }
+}
+
+/// One object entering the scene.
+#[derive(Clone, Copy, Debug)]
+pub struct Spawn {
+    /// Step at the start of which it appears.
+    pub step: usize,
+    /// Index into [`Scene::meshes`].
+    pub mesh: usize,
+    /// Initial pose.
+    pub translation: Vec3,
+    /// Initial orientation.
+    pub rotation: Quat,
+    /// Initial linear velocity.
+    pub linvel: Vec3,
+    /// Initial angular velocity.
+    pub angvel: Vec3,
+}
+
+/// A scene: meshes, a ground box and a spawn schedule.
+#[derive(Clone, Debug)]
+pub struct Scene {
+    /// Which scene.
+    pub id: SceneId,
+    /// Human-readable name with its size.
+    pub name: String,
+    /// Whether this is the `--quick` version.
+    pub quick: bool,
+    /// The meshes bodies use.
+    pub meshes: Vec<Arc<RtcdMesh>>,
+    /// Half extents of the static ground cuboid (its top face at [`GROUND_TOP`]).
+    pub ground_half_extents: Vec3,
+    /// Steps simulated.
+    pub steps: usize,
+    /// Spawns, sorted by step.
+    pub spawns: Vec<Spawn>,
+}
+
+impl Scene {
+    /// Number of bodies once every spawn happened.
+    pub fn bodies(&self) -> usize {
+        self.spawns.len()
+    }
+
+    /// Total triangles of every body.
+    pub fn triangles(&self) -> usize {
+        self.spawns.iter().map(|s| self.meshes[s.mesh].triangles().len()).sum()
+    }
+
+    /// Centre of the ground cuboid.
+    pub fn ground_center(&self) -> Vec3 {
+        Vec3::new(0.0, GROUND_TOP - self.ground_half_extents.y, 0.0)
+    }
+
+    /// Whether a point is above the ground's footprint (so below its top means through it).
+    pub fn over_ground(&self, p: Vec3) -> bool {
+        p.x.abs() <= self.ground_half_extents.x && p.z.abs() <= self.ground_half_extents.z
+    }
+}
+
+/// A small deterministic generator (xorshift64*), so scenes are identical on every machine.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a non-zero seed.
+    pub fn new(seed: u64) -> Self {
+        Self(seed.max(1))
+    }
+
+    /// Uniform in [0, 1).
+    pub fn next_f32(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        (x >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// Uniform in [-a, a).
+    pub fn signed(&mut self, a: f32) -> f32 {
+        (2.0 * self.next_f32() - 1.0) * a
+    }
+
+    /// A uniformly random rotation (Shoemake).
+    pub fn rotation(&mut self) -> Quat {
+        let (u1, u2, u3) = (self.next_f32(), self.next_f32(), self.next_f32());
+        let (a, b) = (std::f32::consts::TAU * u2, std::f32::consts::TAU * u3);
+        let (s1, s2) = ((1.0 - u1).sqrt(), u1.sqrt());
+        Quat::from_xyzw(s1 * a.sin(), s1 * a.cos(), s2 * b.sin(), s2 * b.cos()).normalize()
+    }
+}
+
+/// Loads `dir/{name}.obj`.
+pub fn load_mesh(dir: &Path, name: &str) -> Result<Arc<RtcdMesh>, String> {
+    let path = dir.join(format!("{name}.obj"));
+    RtcdMesh::from_obj(&path).map(Arc::new).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Scene 1, the avalanche: `side`³ bodies (8 → 512) for `seconds`.
+pub fn avalanche(assets: &Path, side: usize, seconds: f32, quick: bool) -> Result<Scene, String> {
+    let meshes = ["blob_900", "torus_900", "bent_tube_896"]
+        .iter()
+        .map(|n| load_mesh(assets, n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let radius = meshes.iter().map(|m| m.max_radius()).fold(0.0, f32::max);
+    // Bounding spheres never overlap at the start; rotated boxes (grown by the distance extension)
+    // of neighbours do, so pairs are in the narrow phase while the grid falls (phase A).
+    let spacing = 2.0 * radius + 0.06;
+    let mut rng = Rng::new(0x5CE4E_0001);
+    let mut spawns = Vec::with_capacity(side * side * side);
+    let half = (side as f32 - 1.0) * 0.5;
+    for k in 0..side * side * side {
+        let (x, z, y) = (k % side, (k / side) % side, k / (side * side));
+        let jitter = Vec3::new(rng.signed(0.03), 0.0, rng.signed(0.03));
+        let translation =
+            Vec3::new((x as f32 - half) * spacing, GROUND_TOP + 1.0 + radius + y as f32 * spacing, (z as f32 - half) * spacing)
+                + jitter;
+        spawns.push(Spawn {
+            step: 0,
+            mesh: k % meshes.len(),
+            translation,
+            rotation: rng.rotation(),
+            linvel: Vec3::ZERO,
+            angvel: Vec3::new(rng.signed(0.5), rng.signed(0.5), rng.signed(0.5)),
+        });
+    }
+    let n = spawns.len();
+    let extent = side as f32 * spacing * 0.5 + 12.0;
+    Ok(Scene {
+        id: SceneId::Avalanche,
+        name: format!("scene 1: avalanche of {n} concave meshes (~900 triangles), {seconds} s at 60 Hz"),
+        quick,
+        meshes,
+        ground_half_extents: Vec3::new(extent, 0.5, extent),
+        steps: (seconds / DT).round() as usize,
+        spawns,
+    })
+}
+
+/// Scene 2, the circular spawner: one object every 0.1 s (every 6 steps) for `seconds`.
+pub fn spawner(assets: &Path, seconds: f32, quick: bool) -> Result<Scene, String> {
+    let meshes = ["blob_900", "blob_2130", "knot_3456", "coil_3458"]
+        .iter()
+        .map(|n| load_mesh(assets, n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut rng = Rng::new(0x5CE4E_0002);
+    let steps = (seconds / DT).round() as usize;
+    // The source runs round a circle of radius 5 m, 8 m up, one turn every 3 s (10.5 m/s): two
+    // consecutive objects start ~1.05 m apart sideways and ~0.55 m apart vertically (they leave at
+    // 5 m/s downwards), so they never start interpenetrating.
+    let (radius, height, period, down) = (5.0f32, 8.0f32, 3.0f32, 5.0f32);
+    let spawns = (0..steps)
+        .step_by(6)
+        .enumerate()
+        .map(|(k, step)| {
+            let t = step as f32 * DT;
+            let a = std::f32::consts::TAU * t / period;
+            Spawn {
+                step,
+                mesh: k % meshes.len(),
+                translation: Vec3::new(radius * a.cos(), GROUND_TOP + height, radius * a.sin()),
+                rotation: rng.rotation(),
+                linvel: Vec3::new(0.0, -down, 0.0),
+                angvel: Vec3::new(rng.signed(1.0), rng.signed(1.0), rng.signed(1.0)),
+            }
+        })
+        .collect::<Vec<_>>();
+    let n = spawns.len();
+    Ok(Scene {
+        id: SceneId::Spawner,
+        name: format!("scene 2: circular spawner at 10 Hz, 4 concave meshes (900-3,458 triangles), {n} objects, {seconds} s at 60 Hz"),
+        quick,
+        meshes,
+        ground_half_extents: Vec3::new(20.0, 0.5, 20.0),
+        steps,
+        spawns,
+    })
+}

@@ -1,0 +1,159 @@
+//! Simulating a scene in one set-up: spawns, 60 Hz steps, per-step times and state, the poses
+//! recorded for replays and for the penetration measure, and the phases of scene 1.
+
+use std::time::{Duration, Instant};
+
+use crate::{
+    replay::Trajectory,
+    scene::{GROUND_TOP, Scene},
+    world::{Setup, Shapes, World},
+};
+
+/// One simulated step.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SimStep {
+    /// Bodies present.
+    pub bodies: usize,
+    /// Contact generation (ms), see [`crate::world`].
+    pub narrow_ms: f64,
+    /// rtcd's batch alone (ms).
+    pub batch_ms: f64,
+    /// The whole step (ms).
+    pub step_ms: f64,
+    /// Pairs the rtcd batch traced.
+    pub batch_pairs: usize,
+    /// Pairs Rapier holds contacts for after the step.
+    pub contact_pairs: usize,
+    /// Sleeping bodies after the step.
+    pub sleeping: usize,
+    /// Kinetic energy after the step (J).
+    pub kinetic_energy: f32,
+    /// Lowest vertex of any body relative to the ground's top (m; negative: below it), before the
+    /// step, over the ground's footprint.
+    pub lowest: f32,
+    /// Bodies that have tunnelled so far.
+    pub tunnelled: usize,
+}
+
+/// A whole simulation.
+pub struct SimRun {
+    /// `rtcd`, `Rapier trimesh`, ...
+    pub label: String,
+    /// The set-up.
+    pub setup: Setup,
+    /// Building the collision shapes.
+    pub setup_time: Duration,
+    /// Per-mesh set-up notes.
+    pub setup_notes: Vec<String>,
+    /// Per step.
+    pub steps: Vec<SimStep>,
+    /// The poses, for replays and measures.
+    pub trajectory: Trajectory,
+    /// Rapier's prediction distance in this set-up.
+    pub prediction: f32,
+    /// Wall time of the whole simulation.
+    pub wall: Duration,
+}
+
+/// Simulates `scene` in `setup`. `progress` gets the step index now and then.
+pub fn simulate(scene: &Scene, label: &str, setup: Setup, mut progress: impl FnMut(usize)) -> Result<SimRun, String> {
+    let start = Instant::now();
+    let shapes = Shapes::build(setup, &scene.meshes)?;
+    let (setup_time, setup_notes) = (shapes.setup_time, shapes.notes.clone());
+    let mut world = World::new(scene, setup, shapes)?;
+    let mut trajectory = Trajectory { mesh_of: scene.spawns.iter().map(|s| s.mesh).collect(), poses: Vec::new() };
+    let mut steps = Vec::with_capacity(scene.steps);
+    let mut next_spawn = 0;
+    let mut tunnelled = vec![false; scene.bodies()];
+    for step in 0..scene.steps {
+        while next_spawn < scene.spawns.len() && scene.spawns[next_spawn].step <= step {
+            world.spawn(&scene.spawns[next_spawn]);
+            next_spawn += 1;
+        }
+        let n = world.handles.len();
+        let poses: Vec<rtcd::Pose> = (0..n).map(|i| world.pose(i)).collect();
+        let mut lowest = f32::INFINITY;
+        for (i, p) in poses.iter().enumerate() {
+            let mesh = &scene.meshes[trajectory.mesh_of[i]];
+            let centre = p.transform_point(mesh.aabb().center());
+            if !scene.over_ground(centre) {
+                continue;
+            }
+            if centre.y < GROUND_TOP {
+                tunnelled[i] = true;
+            }
+            if mesh.aabb().transformed(p).min.y < GROUND_TOP + 0.05 {
+                let low = mesh.positions().iter().map(|v| p.transform_point(*v).y).fold(f32::INFINITY, f32::min);
+                lowest = lowest.min(low - GROUND_TOP);
+            }
+        }
+        trajectory.poses.push(poses);
+        let t = world.step();
+        steps.push(SimStep {
+            bodies: n,
+            narrow_ms: t.narrow_phase.as_secs_f64() * 1e3,
+            batch_ms: t.batch.as_secs_f64() * 1e3,
+            step_ms: t.step.as_secs_f64() * 1e3,
+            batch_pairs: t.batch_pairs,
+            contact_pairs: world.contact_pairs(),
+            sleeping: (0..n).filter(|&i| world.sleeping(i)).count(),
+            kinetic_energy: world.kinetic_energy(),
+            lowest,
+            tunnelled: tunnelled.iter().filter(|t| **t).count(),
+        });
+        progress(step);
+    }
+    Ok(SimRun {
+        label: label.to_string(),
+        setup,
+        setup_time,
+        setup_notes,
+        prediction: world.prediction_distance(),
+        steps,
+        trajectory,
+        wall: start.elapsed(),
+    })
+}
+
+/// Step ranges of scene 1's three phases (IRTCD 2013 Fig. 7), from a simulation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phases {
+    /// A, falling: before the first body touches the ground.
+    pub falling: std::ops::Range<usize>,
+    /// B, impact: from then until the kinetic energy, past its peak, stays under 5 % of the peak.
+    pub impact: std::ops::Range<usize>,
+    /// C, rest: the remaining steps.
+    pub rest: std::ops::Range<usize>,
+}
+
+impl Phases {
+    /// Share of the peak kinetic energy under which the pile counts as at rest.
+    pub const REST_KE_SHARE: f32 = 0.05;
+
+    /// Detects the phases of a simulation.
+    pub fn detect(steps: &[SimStep]) -> Self {
+        let n = steps.len();
+        let contact = steps.iter().position(|s| s.lowest <= 0.005).unwrap_or(n);
+        let (peak_at, peak) = steps
+            .iter()
+            .enumerate()
+            .skip(contact)
+            .fold((contact, 0.0f32), |(k, m), (i, s)| if s.kinetic_energy > m { (i, s.kinetic_energy) } else { (k, m) });
+        let rest = steps
+            .iter()
+            .enumerate()
+            .skip(peak_at)
+            .filter(|(_, s)| s.kinetic_energy >= Self::REST_KE_SHARE * peak)
+            .map(|(i, _)| i + 1)
+            .last()
+            .unwrap_or(n)
+            .max(contact)
+            .min(n);
+        Self { falling: 0..contact, impact: contact..rest, rest: rest..n }
+    }
+
+    /// `(name, range)` of each phase.
+    pub fn named(&self) -> [(&'static str, std::ops::Range<usize>); 3] {
+        [("A", self.falling.clone()), ("B", self.impact.clone()), ("C", self.rest.clone())]
+    }
+}

@@ -1,0 +1,271 @@
+//! [`RtcdPlugin`]: installs the ray-traced narrow phase in front of Rapier's default dispatcher and
+//! runs the batch detection every physics tick.
+
+use bevy::{
+    diagnostic::Diagnostics,
+    ecs::schedule::{InternedScheduleLabel, ScheduleLabel},
+    prelude::*,
+};
+use bevy_rapier3d::prelude::{
+    DefaultRapierContext, RigidBody, SoftCcd, PhysicsSet, RapierContextColliders, RapierContextSimulation, RapierRigidBodySet, TimestepMode,
+};
+use rtcd::RtcdParams;
+use rtcd_rapier::{RtcdDriver, RtcdMetrics};
+
+use crate::{
+    backend::{self, ActiveBackend},
+    collider::{RtcdColliderState, RtcdMeshCache, build_colliders},
+    diagnostics::RtcdDiagnostics,
+    render,
+    settings::{GpuMode, RtcdBackend, RtcdParamsSource, RtcdSettings},
+};
+
+/// The plugin's system sets, in the physics schedule (`FixedUpdate` by default).
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RtcdSystems {
+    /// Builds colliders of new `RtcdCollider`s and starts the backend: before `PhysicsSet::SyncBackend`
+    /// so the new colliders enter Rapier this tick.
+    Prepare,
+    /// The batch detection: after `PhysicsSet::SyncBackend` (poses and colliders are in Rapier) and
+    /// before `PhysicsSet::StepSimulation` (the dispatcher reads its results during the step).
+    Detect,
+    /// Diagnostics: after `PhysicsSet::StepSimulation` (the dispatcher's counters are complete).
+    Diagnostics,
+}
+
+/// The ray-traced narrow phase for `bevy_rapier3d`: pairs of [`RtcdCollider`](crate::RtcdCollider)s,
+/// and an `RtcdCollider` against a static cuboid (the usual ground and walls), get ray-traced
+/// contacts; every other pair behaves exactly as without the plugin.
+///
+/// Add it with `RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule()` and a fixed
+/// timestep (`TimestepMode::Fixed { dt, substeps: 1 }`, which the plugin inserts when absent).
+pub struct RtcdPlugin {
+    /// Settings (also a resource, read when the backend starts).
+    pub settings: RtcdSettings,
+    schedule: InternedScheduleLabel,
+}
+
+impl Default for RtcdPlugin {
+    fn default() -> Self {
+        Self { settings: RtcdSettings::default(), schedule: FixedUpdate.intern() }
+    }
+}
+
+impl RtcdPlugin {
+    /// The plugin with these settings.
+    pub fn new(settings: RtcdSettings) -> Self {
+        Self { settings, ..Default::default() }
+    }
+
+    /// Run in another schedule (the one Rapier runs in; `FixedUpdate` by default).
+    pub fn in_schedule(mut self, schedule: impl ScheduleLabel) -> Self {
+        self.schedule = schedule.intern();
+        self
+    }
+}
+
+/// The narrow phase's state: the batch driver (and its backend), shared with Rapier's dispatcher.
+#[derive(Resource)]
+pub struct RtcdNarrowPhase {
+    pub(crate) driver: RtcdDriver,
+    pub(crate) active: Option<ActiveBackend>,
+    pub(crate) pipelined: bool,
+}
+
+impl RtcdNarrowPhase {
+    /// Figures of the last tick (batch and dispatcher).
+    pub fn metrics(&self) -> RtcdMetrics {
+        self.driver.metrics()
+    }
+
+    /// The backend running, once started (it starts with the first ready collider).
+    pub fn active_backend(&self) -> Option<&ActiveBackend> {
+        self.active.as_ref()
+    }
+
+    /// The parameters in use.
+    pub fn params(&self) -> &RtcdParams {
+        self.driver.params()
+    }
+
+    /// World-space rays and contacts of the last tick (when `RtcdSettings::record_rays` is on).
+    pub fn debug_geometry(&self) -> &rtcd_rapier::DebugGeometry {
+        self.driver.debug_geometry()
+    }
+}
+
+/// Marks a Rapier context whose narrow phase is ours.
+#[derive(Component)]
+struct RtcdInstalled;
+
+impl Plugin for RtcdPlugin {
+    fn build(&self, app: &mut App) {
+        // Provisional parameters until the first meshes are known (the dispatcher needs a cache
+        // before any collider enters Rapier).
+        let driver = RtcdDriver::new(RtcdParams::from_triangle_size(0.1)).expect("default parameters are valid");
+        app.insert_resource(self.settings.clone())
+            .insert_resource(RtcdNarrowPhase { driver, active: None, pipelined: false })
+            .init_resource::<RtcdMeshCache>();
+        RtcdDiagnostics::register(app);
+        if !app.world().contains_resource::<TimestepMode>() {
+            app.insert_resource(TimestepMode::Fixed { dt: 1.0 / 60.0, substeps: 1 });
+        }
+        let s = self.schedule;
+        app.configure_sets(
+            s,
+            (
+                RtcdSystems::Prepare.before(PhysicsSet::SyncBackend),
+                RtcdSystems::Detect.after(PhysicsSet::SyncBackend).before(PhysicsSet::StepSimulation),
+                RtcdSystems::Diagnostics.after(PhysicsSet::StepSimulation),
+            ),
+        )
+        .add_systems(s, (install_narrow_phase, build_colliders, start_backend, apply_soft_ccd).chain().in_set(RtcdSystems::Prepare))
+        .add_systems(s, detect.in_set(RtcdSystems::Detect))
+        .add_systems(s, update_diagnostics.in_set(RtcdSystems::Diagnostics));
+        render::build(app, s);
+    }
+
+    fn finish(&self, app: &mut App) {
+        render::finish(app);
+    }
+}
+
+/// Our dispatcher in front of Rapier's default one, and contact recycling off (every pair must
+/// reach the dispatcher every step), on the default context, before any collider enters it.
+fn install_narrow_phase(
+    mut commands: Commands,
+    state: Res<RtcdNarrowPhase>,
+    mut contexts: Query<(Entity, &mut RapierContextSimulation), (With<DefaultRapierContext>, Without<RtcdInstalled>)>,
+    timestep: Option<Res<TimestepMode>>,
+) {
+    for (entity, mut sim) in &mut contexts {
+        sim.narrow_phase = state.driver.rapier_narrow_phase();
+        rtcd_rapier::configure_integration_parameters(&mut sim.integration_parameters);
+        commands.entity(entity).insert(RtcdInstalled);
+        match timestep.as_deref() {
+            Some(TimestepMode::Fixed { substeps: 1, .. }) => {}
+            other => warn!(
+                "rtcd: TimestepMode is {other:?}; use TimestepMode::Fixed {{ dt, substeps: 1 }}: the batch is computed once \
+                 per tick and is only exact for the first of several steps (later ones are computed pair by pair)"
+            ),
+        }
+    }
+}
+
+/// Starts the configured backend with the first ready collider (the parameters derive from the
+/// meshes ready at that moment).
+fn start_backend(world: &mut World) {
+    if world.resource::<RtcdNarrowPhase>().active.is_some() {
+        return;
+    }
+    let mut q = world.query::<&RtcdColliderState>();
+    let meshes: Vec<_> = q
+        .iter(world)
+        .filter_map(|s| match s {
+            RtcdColliderState::Ready { mesh } => Some(mesh.clone()),
+            _ => None,
+        })
+        .collect();
+    if meshes.is_empty() {
+        return;
+    }
+    let settings = world.resource::<RtcdSettings>().clone();
+    let refs: Vec<&rtcd::RtcdMesh> = meshes.iter().map(|m| &**m).collect();
+    let derived = RtcdParams::from_meshes(&refs);
+    let params = match settings.params {
+        RtcdParamsSource::FromMeshes { adjust } => adjust(derived),
+        RtcdParamsSource::Fixed(p) => p,
+    };
+    let params = match params.validate() {
+        Ok(()) => params,
+        Err(e) => {
+            warn!("rtcd: {e}; using the parameters derived from the meshes instead");
+            derived
+        }
+    };
+    let has_render_app = render::pipelined_available(world);
+    let mut backend = backend::resolve(&settings, world, has_render_app);
+    let mut pipelined = false;
+    if let RtcdBackend::Gpu { mode: GpuMode::Pipelined } = backend {
+        if has_render_app {
+            pipelined = true;
+        } else {
+            warn!("rtcd: pipelined GPU mode needs the render plugins; running the GPU backend in immediate mode");
+            backend = RtcdBackend::Gpu { mode: GpuMode::Immediate };
+        }
+    }
+    // Pipelined mode: the driver keeps a CPU backend for the steps whose GPU results are not back
+    // (and as the fallback); the GPU backend lives in the render world.
+    let (b, mut active) = backend::make_backend(if pipelined { RtcdBackend::Cpu } else { backend }, &settings, params, world);
+    if pipelined {
+        match render::start(world, params, &settings) {
+            Ok(adapter) => active = ActiveBackend::GpuPipelined(adapter),
+            Err(e) => {
+                warn!("rtcd: the pipelined GPU backend cannot start ({e}); using the CPU backend");
+                pipelined = false;
+            }
+        }
+    }
+    let mut state = world.resource_mut::<RtcdNarrowPhase>();
+    if let Err(e) = state.driver.replace_backend(b) {
+        warn!("rtcd: {e}");
+    }
+    let mut ds = state.driver.settings();
+    ds.record_rays = settings.record_rays;
+    state.driver.set_settings(ds);
+    if pipelined {
+        state.driver.set_miss_policy(rtcd_rapier::MissPolicy::RefreshDepths);
+    }
+    info!("rtcd: narrow phase on {active}, {params:?}");
+    state.active = Some(active);
+    state.pipelined = pipelined;
+}
+
+/// Soft CCD (see [`RtcdSettings::soft_ccd`]) for new dynamic ray-traced bodies.
+fn apply_soft_ccd(
+    mut commands: Commands,
+    state: Res<RtcdNarrowPhase>,
+    settings: Res<RtcdSettings>,
+    bodies: Query<(Entity, &RigidBody), (With<RtcdColliderState>, Without<SoftCcd>)>,
+) {
+    if !settings.soft_ccd || state.active.is_none() {
+        return;
+    }
+    let prediction = state.driver.params().culling_dist;
+    for (e, rb) in &bodies {
+        if matches!(rb, RigidBody::Dynamic) {
+            commands.entity(e).insert(SoftCcd { prediction });
+        }
+    }
+}
+
+fn detect(
+    mut state: ResMut<RtcdNarrowPhase>,
+    settings: Res<RtcdSettings>,
+    contexts: Query<(&RapierContextSimulation, &RapierContextColliders, &RapierRigidBodySet), With<DefaultRapierContext>>,
+    pipe: Option<Res<render::PipelineChannels>>,
+) {
+    if state.active.is_none() {
+        return;
+    }
+    let Ok((sim, colliders, bodies)) = contexts.single() else { return };
+    let ds = state.driver.settings();
+    if settings.record_rays != ds.record_rays || sim.integration_parameters.dt != ds.dt {
+        state.driver.set_settings(rtcd_rapier::DriverSettings { record_rays: settings.record_rays, dt: sim.integration_parameters.dt, ..ds });
+    }
+    let prediction = sim.integration_parameters.prediction_distance();
+    if state.pipelined
+        && let Some(pipe) = pipe
+    {
+        render::pipelined_detect(&mut state, &pipe, &bodies.bodies, &colliders.colliders, prediction);
+    } else {
+        state.driver.detect(&bodies.bodies, &colliders.colliders, prediction);
+    }
+}
+
+fn update_diagnostics(state: Res<RtcdNarrowPhase>, mut out: ResMut<RtcdDiagnostics>, mut diagnostics: Diagnostics) {
+    let Some(active) = &state.active else { return };
+    let d = RtcdDiagnostics::from_metrics(&state.driver.metrics(), active.to_string());
+    d.record(&mut diagnostics);
+    *out = d;
+}

@@ -1,0 +1,90 @@
+//! What users configure: the backend and the algorithm's parameters.
+
+use std::time::Duration;
+
+use bevy::prelude::*;
+use rtcd::RtcdParams;
+
+/// How the GPU backend is scheduled (see `shared/ARCHITECTURE.md`, "GPU scheduling on Bevy").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
+pub enum GpuMode {
+    /// The dispatch runs in the render world (a system in Bevy's `RenderGraph` schedule, on the
+    /// `RenderDevice`) from the poses of the end of a tick; the next tick uses its results, with
+    /// contact depths refreshed on the CPU from the current poses. Needs the render plugins; without
+    /// them the plugin falls back to `Immediate`.
+    #[default]
+    Pipelined,
+    /// The fixed-tick system submits and waits (bounded) for the results inside the tick:
+    /// deterministic, for headless servers and tests. Runs on Bevy's `RenderDevice` when there is
+    /// one, on a device the plugin creates otherwise.
+    Immediate,
+}
+
+/// Which narrow-phase backend computes the ray-traced contacts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
+pub enum RtcdBackend {
+    /// The GPU when a hardware adapter is present (pipelined with a renderer, immediate without),
+    /// the CPU otherwise (no adapter, or only a software one such as llvmpipe, which the CPU
+    /// backend outruns).
+    #[default]
+    Auto,
+    /// The CPU backend (`rtcd::NarrowPhase`, parallel with rayon). No GPU needed.
+    Cpu,
+    /// The GPU backend (`rtcd_wgpu`); falls back to the CPU with a warning when it cannot start or
+    /// fails.
+    Gpu {
+        /// Scheduling.
+        mode: GpuMode,
+    },
+}
+
+/// Where the algorithm's parameters come from.
+#[derive(Clone, Copy, Debug)]
+pub enum RtcdParamsSource {
+    /// `RtcdParams::from_meshes` over the meshes ready when the first ray-traced collider appears,
+    /// then `adjust` (e.g. to pick the brute-force tracer).
+    FromMeshes {
+        /// Applied to the derived parameters.
+        adjust: fn(RtcdParams) -> RtcdParams,
+    },
+    /// These parameters, as they are.
+    Fixed(RtcdParams),
+}
+
+impl Default for RtcdParamsSource {
+    fn default() -> Self {
+        Self::FromMeshes { adjust: |p| p }
+    }
+}
+
+/// Settings of [`RtcdPlugin`](crate::RtcdPlugin), a resource (read when the backend starts).
+#[derive(Resource, Clone, Debug)]
+pub struct RtcdSettings {
+    /// The backend.
+    pub backend: RtcdBackend,
+    /// The algorithm's parameters (`displacement_threshold`, `max_it`, `distance_extension`,
+    /// `culling_dist`, tracer, prediction, re-projection; see `rtcd::RtcdParams`).
+    pub params: RtcdParamsSource,
+    /// Record every ray of every step (the debug overlay turns this on).
+    pub record_rays: bool,
+    /// Longest wait for GPU results before the GPU backend is abandoned for the CPU one.
+    pub gpu_timeout: Duration,
+    /// Give dynamic bodies with an `RtcdCollider` (and no `SoftCcd` of their own) Rapier's soft CCD
+    /// with a prediction of `culling_dist`: a fast body's pairs then get speculative contacts from
+    /// the predictive rays one step ahead, so impacts faster than the prediction distance per tick
+    /// do not sink in.
+    pub soft_ccd: bool,
+}
+
+impl Default for RtcdSettings {
+    fn default() -> Self {
+        Self { backend: RtcdBackend::Auto, params: RtcdParamsSource::default(), record_rays: false, gpu_timeout: Duration::from_secs(10), soft_ccd: true }
+    }
+}
+
+impl RtcdSettings {
+    /// Settings with this backend.
+    pub fn with_backend(backend: RtcdBackend) -> Self {
+        Self { backend, ..Default::default() }
+    }
+}
