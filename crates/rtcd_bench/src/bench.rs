@@ -190,7 +190,7 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
 
     // 1. The rtcd simulation (default parameters: iterative BVH, prediction, re-projection).
     let mut sims = Vec::new();
-    let mut sim = |label: &str, setup: Setup| -> Result<SimRun, String> {
+    let sim = |label: &str, setup: Setup| -> Result<SimRun, String> {
         note(format!("simulating {label} ..."));
         let run = simulate(&scene, label, setup, progress(label, scene.steps))?;
         note(format!("  {label}: {:.1} s (set-up {:.1} ms)", run.wall.as_secs_f64(), run.setup_time.as_secs_f64() * 1e3));

@@ -76,35 +76,28 @@ fn draw_inner(path: &Path, chart: &Chart) -> Result<(), Box<dyn std::error::Erro
     root.fill(&WHITE)?;
     let mut builder = ChartBuilder::on(&root);
     builder.caption(chart.title, ("sans-serif", 20)).margin(12).x_label_area_size(40).y_label_area_size(70);
-    let markers = |c: &mut ChartContext<'_, SVGBackend<'_>, _>, ylo: f64, yhi: f64| -> Result<(), Box<dyn std::error::Error>> {
-        for (x, label) in &chart.markers {
-            c.draw_series(LineSeries::new(vec![(*x, ylo), (*x, yhi)], BLACK.mix(0.5).stroke_width(1)))?;
-            c.draw_series(std::iter::once(Text::new(label.clone(), (*x, yhi), ("sans-serif", 14).into_font())))?;
-        }
-        Ok(())
-    };
+    // The same drawing on a linear or a logarithmic y axis (two coordinate types).
+    macro_rules! fill {
+        ($c:expr, $ylo:expr, $yhi:expr) => {{
+            let c = $c;
+            c.configure_mesh().x_desc(chart.x_label).y_desc(chart.y_label).draw()?;
+            for (k, s) in chart.series.iter().enumerate() {
+                let color = PALETTE[k % PALETTE.len()];
+                c.draw_series(LineSeries::new(s.points.iter().copied().filter(|p| keep(p.1)), color.stroke_width(2)))?
+                    .label(s.name.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            }
+            for (x, label) in &chart.markers {
+                c.draw_series(LineSeries::new(vec![(*x, $ylo), (*x, $yhi)], BLACK.mix(0.5).stroke_width(1)))?;
+                c.draw_series(std::iter::once(Text::new(label.clone(), (*x, $yhi), ("sans-serif", 14).into_font())))?;
+            }
+            c.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw()?;
+        }};
+    }
     if chart.log_y {
-        let mut c = builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
-        c.configure_mesh().x_desc(chart.x_label).y_desc(chart.y_label).draw()?;
-        for (k, s) in chart.series.iter().enumerate() {
-            let color = PALETTE[k % PALETTE.len()];
-            c.draw_series(LineSeries::new(s.points.iter().copied().filter(|p| keep(p.1)), color.stroke_width(2)))?
-                .label(s.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        }
-        markers(&mut c, y0, y1 / 1.2)?;
-        c.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw()?;
+        fill!(&mut builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?, y0, y1 / 1.2);
     } else {
-        let mut c = builder.build_cartesian_2d(x0..x1, y0..y1)?;
-        c.configure_mesh().x_desc(chart.x_label).y_desc(chart.y_label).draw()?;
-        for (k, s) in chart.series.iter().enumerate() {
-            let color = PALETTE[k % PALETTE.len()];
-            c.draw_series(LineSeries::new(s.points.iter().copied().filter(|p| keep(p.1)), color.stroke_width(2)))?
-                .label(s.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        }
-        markers(&mut c, y0, y1 - (y1 - y0) * 0.04)?;
-        c.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw()?;
+        fill!(&mut builder.build_cartesian_2d(x0..x1, y0..y1)?, y0, y1 - (y1 - y0) * 0.04);
     }
     root.present()?;
     Ok(())

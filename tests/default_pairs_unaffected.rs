@@ -1,0 +1,36 @@
+//! Pairs the plugin does not own behave exactly as without it: a ball dropped on a cuboid follows
+//! the same trajectory, bit for bit, with and without the plugin (and with a ray-traced mesh in the
+//! scene, far away).
+
+mod common;
+
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::*;
+use bevy_rtcd::prelude::*;
+
+fn trajectory(with_plugin: bool) -> Vec<Vec3> {
+    let mut app = common::app(with_plugin.then_some(RtcdBackend::Cpu));
+    common::ground(&mut app);
+    // A ray-traced mesh resting far from the ball, so the plugin's narrow phase is active.
+    app.world_mut().spawn((RigidBody::Dynamic, RtcdCollider::from_obj(common::asset("blob_900")), Transform::from_xyz(8.0, 0.6, 0.0)));
+    let ball = app
+        .world_mut()
+        .spawn((RigidBody::Dynamic, Collider::ball(0.3), Restitution::coefficient(0.5), Transform::from_xyz(0.1, 2.0, -0.2), Velocity::linear(Vec3::new(0.5, 0.0, 0.2))))
+        .id();
+    (0..300)
+        .map(|_| {
+            common::ticks(&mut app, 1);
+            app.world().get::<Transform>(ball).unwrap().translation
+        })
+        .collect()
+}
+
+#[test]
+fn ball_on_cuboid_same_trajectory_with_and_without_the_plugin() {
+    let with = trajectory(true);
+    let without = trajectory(false);
+    let bounced = with.iter().any(|p| p.y < 0.31);
+    assert!(bounced, "the ball must reach the ground");
+    assert_eq!(with, without);
+    println!("ball: {} ticks identical, final position {}", with.len(), with.last().unwrap());
+}
