@@ -27,6 +27,8 @@
 //!     .run();
 //! ```
 #![warn(missing_docs)]
+// Bevy queries and filters make long types; naming each would not help reading.
+#![allow(clippy::type_complexity)]
 
 mod backend;
 mod collider;

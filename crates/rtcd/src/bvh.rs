@@ -41,7 +41,7 @@ impl BvhNode {
     /// For a leaf, `(first triangle, count)`.
     #[inline]
     pub fn leaf_range(&self) -> Option<(u32, u32)> {
-        (self.leaf != 0).then(|| (self.leaf >> LEAF_COUNT_BITS, self.leaf & ((1 << LEAF_COUNT_BITS) - 1)))
+        (self.leaf != 0).then_some((self.leaf >> LEAF_COUNT_BITS, self.leaf & ((1 << LEAF_COUNT_BITS) - 1)))
     }
 }
 
@@ -227,8 +227,8 @@ mod tests {
         assert_eq!(visited, nodes.len());
         // A node's miss link is past all its descendants and every node in between is inside its box.
         for (k, node) in nodes.iter().enumerate() {
-            for j in k + 1..node.miss as usize {
-                let b = nodes[j].aabb();
+            for inner in &nodes[k + 1..node.miss as usize] {
+                let b = inner.aabb();
                 assert!(node.aabb().extended(1e-6).contains(b.min) && node.aabb().extended(1e-6).contains(b.max));
             }
         }

@@ -34,11 +34,11 @@ fn main() {
     let bodies: Vec<(usize, Pose)> = (0..256)
         .map(|k| {
             let (x, z, y) = ((k % 8) as f32, ((k / 8) % 8) as f32, (k / 64) as f32);
-            let q = Quat::from_euler(glam::EulerRot::XYZ, xorshift(&mut seed) * 6.28, xorshift(&mut seed) * 6.28, xorshift(&mut seed) * 6.28);
+            let q = Quat::from_euler(glam::EulerRot::XYZ, xorshift(&mut seed) * std::f32::consts::TAU, xorshift(&mut seed) * std::f32::consts::TAU, xorshift(&mut seed) * std::f32::consts::TAU);
             (k % meshes.len(), Pose::new(Vec3::new((x - 3.5) * spacing, y * spacing, (z - 3.5) * spacing), q))
         })
         .collect();
-    let phase: Vec<f32> = bodies.iter().map(|_| xorshift(&mut seed) * 6.28).collect();
+    let phase: Vec<f32> = bodies.iter().map(|_| xorshift(&mut seed) * std::f32::consts::TAU).collect();
     let pose_at = |b: usize, step: usize| {
         let t = step as f32 * 0.2 + phase[b];
         let (m, p) = bodies[b];

@@ -40,11 +40,10 @@ pub fn missing_requirements(limits: &wgpu::Limits, downlevel: Option<&wgpu::Down
         need.max_compute_workgroup_storage_size as u64,
     );
     check("max_bind_groups", limits.max_bind_groups as u64, 1);
-    if let Some(d) = downlevel {
-        if !d.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
+    if let Some(d) = downlevel
+        && !d.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
             missing.push("downlevel flag COMPUTE_SHADERS".into());
         }
-    }
     missing
 }
 

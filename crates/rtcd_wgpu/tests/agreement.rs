@@ -63,8 +63,8 @@ fn compare(tracer: TracerKind, force_standard: bool, seed: u64) -> Agreement {
             keys.dedup();
             for k in keys {
                 a.rays += 1;
-                if let (Some(x), Some(y)) = (cr.get(k), gr.get(k)) {
-                    if x.0 == y.0 && x.1 == y.1 {
+                if let (Some(x), Some(y)) = (cr.get(k), gr.get(k))
+                    && x.0 == y.0 && x.1 == y.1 {
                         a.agree += 1;
                         let rel = (x.2 - y.2).abs() as f64 / (x.2.abs().max(0.01)) as f64;
                         if rel > a.worst_rel_t && std::env::var("RTCD_DEBUG").is_ok() {
@@ -72,7 +72,6 @@ fn compare(tracer: TracerKind, force_standard: bool, seed: u64) -> Agreement {
                         }
                         a.worst_rel_t = a.worst_rel_t.max(rel);
                     }
-                }
             }
             // Re-projected depths of the contacts both backends found on the same features.
             let depths = |cs: &[rtcd::ContactCandidate]| -> HashMap<(u64, u64), f32> {

@@ -12,7 +12,7 @@ use rtcd_wgpu::GpuNarrowPhase;
 #[test]
 fn scripted_scene_same_manifolds_on_both_backends() {
     let d = common::device();
-    let meshes = vec![common::asset("blob_900"), common::asset("torus_900"), common::asset("bent_tube_896"), common::asset("knot_3456")];
+    let meshes = [common::asset("blob_900"), common::asset("torus_900"), common::asset("bent_tube_896"), common::asset("knot_3456")];
     let refs: Vec<&rtcd::RtcdMesh> = meshes.iter().collect();
     let params = RtcdParams::from_meshes(&refs);
     let mut cpu = NarrowPhase::new(params).unwrap();

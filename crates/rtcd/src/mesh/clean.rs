@@ -27,7 +27,7 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
     if positions.is_empty() || indices.is_empty() {
         return Err(MeshError::Empty { mesh: mesh(), vertices: positions.len(), triangles: indices.len() / 3 });
     }
-    if indices.len() % 3 != 0 {
+    if !indices.len().is_multiple_of(3) {
         return Err(MeshError::IndexCount { mesh: mesh(), count: indices.len() });
     }
     if let Some(i) = positions.iter().position(|p| !p.is_finite()) {

@@ -65,7 +65,7 @@ impl Scene {
     pub fn pose_at(&self, k: usize, tick: usize, seed: u64) -> Pose {
         let base = self.pairs[k].2;
         let mut r = rng(seed ^ (k as u64).wrapping_mul(0x9E37_79B9));
-        let (f1, f2, f3): (f32, f32, f32) = (r.random_range(0.02..0.1), r.random_range(0.02..0.1), r.random_range(0.0..6.28));
+        let (f1, f2, f3): (f32, f32, f32) = (r.random_range(0.02..0.1), r.random_range(0.02..0.1), r.random_range(0.0..std::f32::consts::TAU));
         let t = tick as f32;
         let d = Vec3::new((t * f1 + f3).sin(), (t * f2).cos() - 1.0, (t * f1 * 0.7).sin()) * 0.01;
         let q = Quat::from_rotation_y(0.004 * t) * Quat::from_rotation_x(0.02 * (t * f2).sin());
