@@ -116,10 +116,14 @@ pub(crate) fn build_colliders(
     mut commands: Commands,
     meshes: Option<Res<Assets<Mesh>>>,
     mut cache: ResMut<RtcdMeshCache>,
-    new: Query<(Entity, &RtcdCollider, Option<&GlobalTransform>, Option<&Name>), Without<RtcdColliderState>>,
+    new: Query<(Entity, &RtcdCollider, Option<&Transform>, Option<&ChildOf>, Option<&Name>), Without<RtcdColliderState>>,
+    globals: Query<&GlobalTransform>,
 ) {
-    for (entity, collider, global, name) in &new {
-        let scale = global.map_or(Vec3::ONE, |g| g.compute_transform().scale);
+    for (entity, collider, local, parent, name) in &new {
+        // The global scale. A freshly spawned entity's GlobalTransform is not propagated yet: use its
+        // Transform, times its parent's global scale.
+        let parent_scale = parent.and_then(|p| globals.get(p.parent()).ok()).map_or(Vec3::ONE, |g| g.compute_transform().scale);
+        let scale = local.map_or(Vec3::ONE, |t| t.scale) * parent_scale;
         let label = name.map_or_else(|| format!("{entity}"), |n| n.to_string());
         let result: Result<Arc<RtcdShapeData>, (String, Option<Collider>)> = match &collider.source {
             ColliderSource::Mesh(handle) => {

@@ -16,6 +16,11 @@ pub fn asset(name: &str) -> String {
 
 /// A headless app with Rapier in the fixed schedule and, when `backend` is given, our plugin.
 pub fn app(backend: Option<RtcdBackend>) -> App {
+    app_with(backend, |_| {})
+}
+
+/// [`app`] with more plugins or resources added by `extra` before the app is finished.
+pub fn app_with(backend: Option<RtcdBackend>, extra: impl FnOnce(&mut App)) -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins, TransformPlugin))
         .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(DT)))
@@ -25,6 +30,7 @@ pub fn app(backend: Option<RtcdBackend>) -> App {
     if let Some(b) = backend {
         app.add_plugins(RtcdPlugin::new(RtcdSettings::with_backend(b)));
     }
+    extra(&mut app);
     app.finish();
     app.cleanup();
     // The first update only starts the clock: no fixed tick yet.
