@@ -54,3 +54,8 @@ pub mod prelude {
         RtcdNarrowPhase, RtcdParamsSource, RtcdPlugin, RtcdSettings, RtcdSystems,
     };
 }
+
+/// README's Rust snippets, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
