@@ -3,11 +3,7 @@
 #   bash scripts/falling_objects.sh --headless --steps 600
 # Without --headless it opens a window (under Xvfb when there is no display).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-command -v cargo >/dev/null || { echo "cargo not found: install Rust 1.95 (rustup) first" >&2; exit 1; }
-bash scripts/install-deps.sh
-export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/xdg-runtime-$(id -u)}"
-mkdir -p "$XDG_RUNTIME_DIR" && chmod 0700 "$XDG_RUNTIME_DIR"
+source "$(dirname "$0")/env.sh"
 cargo build --release --locked --example falling_objects
 headless=0
 for a in "$@"; do [[ "$a" == "--headless" ]] && headless=1; done

@@ -153,6 +153,31 @@ pub struct StepOutput {
     pub metrics: StepMetrics,
 }
 
+/// The input checks every backend makes: one output per pair (with [`PairOutput::error`] set for a
+/// self pair, a repeated key or an invalid pose) and the indices of the pairs to run, in order.
+pub fn check_pairs(pairs: &[PairInput]) -> (Vec<PairOutput>, Vec<usize>) {
+    let mut outputs: Vec<PairOutput> = pairs.iter().map(|p| PairOutput { key: p.key, ..Default::default() }).collect();
+    let mut seen = FxHashSet::with_capacity_and_hasher(pairs.len(), Default::default());
+    let mut valid = Vec::with_capacity(pairs.len());
+    for (i, p) in pairs.iter().enumerate() {
+        let key = p.key;
+        let error = if key.a == key.b {
+            Some(PairError::SelfPair { key })
+        } else if !seen.insert(key) {
+            Some(PairError::DuplicatePair { key })
+        } else if !p.pos12.is_valid() {
+            Some(PairError::InvalidPose { key, pose: format!("{:?}", p.pos12) })
+        } else {
+            None
+        };
+        match error {
+            Some(e) => outputs[i].error = Some(e),
+            None => valid.push(i),
+        }
+    }
+    (outputs, valid)
+}
+
 /// The CPU narrow phase: call [`NarrowPhase::step`] once per simulation step with the candidate pairs.
 #[derive(Clone, Debug)]
 pub struct NarrowPhase {
@@ -201,26 +226,8 @@ impl NarrowPhase {
     /// gets an empty output with [`PairOutput::error`] set and loses its state; nothing panics.
     pub fn step(&mut self, pairs: &[PairInput], opts: &StepOptions) -> StepOutput {
         let start = Instant::now();
-        let mut outputs: Vec<PairOutput> =
-            pairs.iter().map(|p| PairOutput { key: p.key, ..Default::default() }).collect();
-        let mut seen = FxHashSet::with_capacity_and_hasher(pairs.len(), Default::default());
-        let mut jobs = Vec::with_capacity(pairs.len());
-        for (i, p) in pairs.iter().enumerate() {
-            let key = p.key;
-            let error = if key.a == key.b {
-                Some(PairError::SelfPair { key })
-            } else if !seen.insert(key) {
-                Some(PairError::DuplicatePair { key })
-            } else if !p.pos12.is_valid() {
-                Some(PairError::InvalidPose { key, pose: format!("{:?}", p.pos12) })
-            } else {
-                None
-            };
-            match error {
-                Some(e) => outputs[i].error = Some(e),
-                None => jobs.push((i, self.states.remove(&key))),
-            }
-        }
+        let (mut outputs, valid) = check_pairs(pairs);
+        let jobs: Vec<_> = valid.into_iter().map(|i| (i, self.states.remove(&pairs[i].key))).collect();
         let params = self.params;
         let results: Vec<_> = jobs
             .into_par_iter()

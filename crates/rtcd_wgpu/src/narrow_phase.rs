@@ -20,7 +20,7 @@ use std::{
 use glam::Vec3;
 use rayon::prelude::*;
 use rtcd::{
-    BackendError, ContactCandidate, FeatureId, NarrowPhaseBackend, PairError, PairInput, PairKey, PairOutput, RayKind,
+    BackendError, ContactCandidate, FeatureId, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind,
     RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     contact::{ReduceScratch, reduce_manifolds_with},
     detect::{candidate_region, max_displacement},
@@ -329,28 +329,9 @@ impl GpuNarrowPhase {
         let dev = self.device.clone();
         let too_large = |e: GpuError| BackendError::Device(e.to_string());
         let mut encoder = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:step") });
-        let mut outputs: Vec<PairOutput> = pairs.iter().map(|p| PairOutput { key: p.key, ..Default::default() }).collect();
-        let mut metrics = StepMetrics::default();
-
         // Same input checks as the CPU backend.
-        let mut seen = FxHashSet::with_capacity_and_hasher(pairs.len(), Default::default());
-        let mut valid = Vec::with_capacity(pairs.len());
-        for (i, p) in pairs.iter().enumerate() {
-            let key = p.key;
-            let error = if key.a == key.b {
-                Some(PairError::SelfPair { key })
-            } else if !seen.insert(key) {
-                Some(PairError::DuplicatePair { key })
-            } else if !p.pos12.is_valid() {
-                Some(PairError::InvalidPose { key, pose: format!("{:?}", p.pos12) })
-            } else {
-                None
-            };
-            match error {
-                Some(e) => outputs[i].error = Some(e),
-                None => valid.push(i),
-            }
-        }
+        let (outputs, valid) = rtcd::narrow_phase::check_pairs(pairs);
+        let mut metrics = StepMetrics::default();
         metrics.failed_pairs = pairs.len() - valid.len();
         let present: FxHashSet<PairKey> = valid.iter().map(|&i| pairs[i].key).collect();
         metrics.freed_pairs = self.table.retain(&present);
