@@ -53,7 +53,7 @@ const PRINT_EVERY: u64 = 60;
 
 const USAGE: &str = "\
 usage: falling_objects [--headless] [--steps N] [--count N] [--backend cpu|gpu|gpu-pipelined|auto]
-                       [--screenshot PATH] [--frames N] [--seed N]
+                       [--screenshot PATH] [--frames N] [--ticks-per-frame K] [--no-overlay] [--seed N]
 
   --headless          no window: run --steps ticks as fast as possible, print figures, exit
   --steps N           fixed ticks to simulate (default 600 headless; a window runs until closed)
@@ -61,8 +61,11 @@ usage: falling_objects [--headless] [--steps N] [--count N] [--backend cpu|gpu|g
   --backend B         narrow-phase backend: cpu, gpu (immediate), gpu-pipelined, auto (default)
   --screenshot PATH   (window) save a PNG of the window once the pile has settled a little, then exit:
                       after --frames N rendered frames, else at the end of --steps, else after 240
-                      ticks; the ray overlay starts on. Each frame runs exactly one tick.
+                      ticks; the ray overlay starts on. Every frame runs exactly --ticks-per-frame
+                      ticks (default 1), so the picture does not depend on the machine's speed.
   --frames N          see --screenshot
+  --ticks-per-frame K (with --screenshot) fixed ticks per rendered frame, 1 to 15 (default 1)
+  --no-overlay        (window) start with the ray overlay off, also for --screenshot (F1 toggles it)
   --seed N            seed of the initial offsets and orientations (default 1)";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,11 +96,23 @@ struct Args {
     backend: BackendArg,
     screenshot: Option<PathBuf>,
     frames: Option<u64>,
+    no_overlay: bool,
+    ticks_per_frame: Option<u32>,
     seed: u64,
 }
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut a = Args { headless: false, steps: None, count: 512, backend: BackendArg::Auto, screenshot: None, frames: None, seed: 1 };
+    let mut a = Args {
+        headless: false,
+        steps: None,
+        count: 512,
+        backend: BackendArg::Auto,
+        screenshot: None,
+        frames: None,
+        no_overlay: false,
+        ticks_per_frame: None,
+        seed: 1,
+    };
     fn value(flag: &str, v: Option<String>) -> Result<String, String> {
         v.filter(|v| !v.starts_with("--")).ok_or_else(|| format!("{flag} needs a value"))
     }
@@ -108,10 +123,12 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
     while let Some(flag) = it.next() {
         match flag.as_str() {
             "--headless" => a.headless = true,
+            "--no-overlay" => a.no_overlay = true,
             "--steps" => a.steps = Some(number("--steps", it.next())?),
             "--count" => a.count = number("--count", it.next())?,
             "--frames" => a.frames = Some(number("--frames", it.next())?),
             "--seed" => a.seed = number("--seed", it.next())?,
+            "--ticks-per-frame" => a.ticks_per_frame = Some(number("--ticks-per-frame", it.next())?),
             "--screenshot" => a.screenshot = Some(PathBuf::from(value("--screenshot", it.next())?)),
             "--backend" => {
                 a.backend = match value("--backend", it.next())?.as_str() {
@@ -134,6 +151,15 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
     }
     if a.headless && a.frames.is_some() {
         return Err("--frames only applies to windowed runs; use --steps headless".into());
+    }
+    if let Some(k) = a.ticks_per_frame {
+        if a.screenshot.is_none() {
+            return Err("--ticks-per-frame only applies with --screenshot".into());
+        }
+        // Bevy's virtual clock advances at most 250 ms per frame.
+        if !(1..=15).contains(&k) {
+            return Err(format!("--ticks-per-frame must be between 1 and 15 (got {k})"));
+        }
     }
     Ok(Some(a))
 }
@@ -203,7 +229,9 @@ fn spawn_scene(
             .meshes
             .iter()
             .zip(colours)
-            .map(|(mesh, c)| (m.add(common::render_mesh(mesh)), s.add(StandardMaterial { base_color: c, perceptual_roughness: 0.6, ..default() })))
+            .map(|(mesh, c)| {
+                (m.add(common::render_mesh(mesh)), s.add(StandardMaterial { base_color: c, perceptual_roughness: 0.6, ..default() }))
+            })
             .collect::<Vec<_>>()
     });
     for (k, (mesh, pose)) in scene.bodies.iter().enumerate() {
@@ -309,7 +337,7 @@ fn tick_end(
     stats.narrow_phase_ms.push(f.narrow_phase_ms);
     stats.tick_ms.push(f.tick_ms);
     stats.last = f;
-    if stats.print && tick % PRINT_EVERY == 0 {
+    if stats.print && tick.is_multiple_of(PRINT_EVERY) {
         let n = stats.narrow_phase_ms.len();
         let window = &stats.narrow_phase_ms[n.saturating_sub(PRINT_EVERY as usize)..];
         let np_mean = window.iter().sum::<f64>() / window.len() as f64;
@@ -341,7 +369,13 @@ impl Stats {
         let (np_max, np_at) = argmax(&self.narrow_phase_ms);
         let (tick_max, tick_at) = argmax(&self.tick_ms);
         let size = self.sizes.values().copied().fold(f32::INFINITY, f32::min);
-        let pct = |d: f32| if size.is_finite() && size > 0.0 { format!(" ({:.2} % of the smallest body size, {size:.2} m)", 100.0 * d / size) } else { String::new() };
+        let pct = |d: f32| {
+            if size.is_finite() && size > 0.0 {
+                format!(" ({:.2} % of the smallest body size, {size:.2} m)", 100.0 * d / size)
+            } else {
+                String::new()
+            }
+        };
         let l = &self.last;
         let mut s = format!(
             "== falling_objects: {} bodies, {} ticks of {:.2} ms, backend {backend} (asked: {:?})\n\
@@ -371,8 +405,18 @@ impl Stats {
             setup.as_secs_f64(),
             run.as_secs_f64(),
         );
+        if backend.starts_with("gpu pipelined") {
+            s.push_str(
+                "\nnote: in pipelined mode the narrow-phase time RtcdDiagnostics reports runs from when a batch is prepared \
+                 (after a tick's writeback) to when its GPU results are published in a later tick: a latency that spans \
+                 render-world frames, not compute time; the whole physics tick does not include the GPU work",
+            );
+        }
         if self.not_ray_traced > 0 {
-            s.push_str(&format!("\nWARNING: {} bodies are not ray traced (collider fell back or failed; see the log)", self.not_ray_traced));
+            s.push_str(&format!(
+                "\nWARNING: {} bodies are not ray traced (collider fell back or failed; see the log)",
+                self.not_ray_traced
+            ));
         }
         s
     }
@@ -481,7 +525,13 @@ fn windowed_control(
     }
     let l = &stats.last;
     panel.0 = vec![
-        format!("{} bodies, tick {} ({:.2} s), whole tick {:.1} ms", w.args.count, stats.ticks, stats.ticks as f64 * TICK.as_secs_f64(), l.tick_ms),
+        format!(
+            "{} bodies, tick {} ({:.2} s), whole tick {:.1} ms",
+            w.args.count,
+            stats.ticks,
+            stats.ticks as f64 * TICK.as_secs_f64(),
+            l.tick_ms
+        ),
         format!(
             "ground penetration: max {:.2} mm, mean {:.2} mm ({} bodies); below ground {}",
             1e3 * l.max_penetration,
@@ -504,7 +554,8 @@ fn windowed_control(
         };
         if due && !w.shot_requested {
             w.shot_requested = true;
-            info!("falling_objects: screenshot at frame {}, tick {}", w.frames, stats.ticks);
+            let per_frame = w.start.elapsed().as_secs_f64() / w.frames as f64;
+            info!("falling_objects: screenshot at frame {}, tick {} ({per_frame:.2} s per frame so far)", w.frames, stats.ticks);
             commands.spawn(Screenshot::primary_window()).observe(save_to_disk(path)).observe(
                 |_: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
                     exit.write(AppExit::Success);
@@ -536,20 +587,22 @@ fn run_windowed(args: Args, scene: Scene, start: Instant) -> ExitCode {
         ..default()
     }));
     if args.screenshot.is_some() {
-        // Deterministic: every frame runs exactly one tick, however slow the renderer.
-        app.insert_resource(TimeUpdateStrategy::ManualDuration(TICK));
+        // Deterministic: every frame runs exactly the same number of ticks, however slow the renderer.
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(TICK * args.ticks_per_frame.unwrap_or(1)));
     }
     let extent = 2.0 * scene.ground.half_size.x.max(scene.top());
     let (half, top) = (scene.ground.half_size.x, scene.top());
     add_simulation(&mut app, &args, scene);
-    app.add_plugins(RtcdDebugPlugin { settings: RtcdDebugSettings { enabled: args.screenshot.is_some(), ..default() } })
-        .add_plugins(DiagnosticsPanelPlugin)
-        .insert_resource(Windowed { args, start, sim_start: None, frames: 0, shot_requested: false, done: false })
-        .add_systems(Startup, move |mut commands: Commands| {
-            common::spawn_camera(&mut commands, Vec3::new(1.25 * half, 0.45 * top + 2.0, 2.1 * half), Vec3::new(0.0, 0.8, 0.0));
-            common::spawn_lights(&mut commands, extent);
-        })
-        .add_systems(Update, windowed_control);
+    app.add_plugins(RtcdDebugPlugin {
+        settings: RtcdDebugSettings { enabled: args.screenshot.is_some() && !args.no_overlay, ..default() },
+    })
+    .add_plugins(DiagnosticsPanelPlugin)
+    .insert_resource(Windowed { args, start, sim_start: None, frames: 0, shot_requested: false, done: false })
+    .add_systems(Startup, move |mut commands: Commands| {
+        common::spawn_camera(&mut commands, Vec3::new(1.25 * half, 0.45 * top + 2.0, 2.1 * half), Vec3::new(0.0, 0.8, 0.0));
+        common::spawn_lights(&mut commands, extent);
+    })
+    .add_systems(Update, windowed_control);
     match app.run() {
         AppExit::Success => ExitCode::SUCCESS,
         AppExit::Error(c) => ExitCode::from(c.get()),

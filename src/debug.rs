@@ -74,10 +74,16 @@ fn draw(debug: Res<RtcdDebugSettings>, state: Option<Res<RtcdNarrowPhase>>, mut 
     let g = state.debug_geometry();
     if debug.rays {
         for (a, b, kind, outcome) in &g.rays {
+            let color = ray_color(*kind, *outcome);
             if a != b {
-                gizmos.line(*a, *b, ray_color(*kind, *outcome));
+                gizmos.line(*a, *b, color);
             } else {
-                gizmos.sphere(Isometry3d::from_translation(*a), 0.003, ray_color(*kind, *outcome));
+                // A ray that never left its vertex: a small cross (three segments; a gizmo sphere
+                // is ~100, which made the overlay of a large pile cost seconds per frame).
+                const S: f32 = 0.004;
+                for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
+                    gizmos.line(*a - axis * S, *a + axis * S, color);
+                }
             }
         }
     }

@@ -81,23 +81,19 @@ impl Ground {
     }
 
     /// Spawns the static colliders, and their meshes when `render` is given.
-    pub fn spawn(
-        &self,
-        commands: &mut Commands,
-        mut render: Option<(&mut Assets<Mesh>, &mut Assets<StandardMaterial>)>,
-    ) {
+    pub fn spawn(&self, commands: &mut Commands, mut render: Option<(&mut Assets<Mesh>, &mut Assets<StandardMaterial>)>) {
         let floor = render.as_mut().map(|(_, materials)| {
             materials.add(StandardMaterial { base_color: Color::srgb(0.32, 0.34, 0.36), perceptual_roughness: 0.9, ..default() })
         });
         let wall = render.as_mut().map(|(_, materials)| {
-            materials.add(StandardMaterial {
-                base_color: Color::srgba(0.55, 0.6, 0.68, 0.35),
-                alpha_mode: AlphaMode::Blend,
-                ..default()
-            })
+            materials.add(StandardMaterial { base_color: Color::srgba(0.55, 0.6, 0.68, 0.35), alpha_mode: AlphaMode::Blend, ..default() })
         });
         for (k, (centre, half)) in self.boxes().into_iter().enumerate() {
-            let mut e = commands.spawn((Name::new(if k == 0 { "ground" } else { "wall" }), Collider::cuboid(half.x, half.y, half.z), Transform::from_translation(centre)));
+            let mut e = commands.spawn((
+                Name::new(if k == 0 { "ground" } else { "wall" }),
+                Collider::cuboid(half.x, half.y, half.z),
+                Transform::from_translation(centre),
+            ));
             if let Some((meshes, _)) = render.as_mut() {
                 let material = if k == 0 { floor.clone() } else { wall.clone() };
                 e.insert((Mesh3d(meshes.add(Cuboid::from_size(2.0 * half))), MeshMaterial3d(material.expect("render given"))));
@@ -114,7 +110,7 @@ pub fn spawn_camera(commands: &mut Commands, eye: Vec3, target: Vec3) {
 /// A sun with shadows (cascades sized for a scene of about `extent` metres) and some ambient light.
 pub fn spawn_lights(commands: &mut Commands, extent: f32) {
     commands.spawn((
-        DirectionalLight { illuminance: 9_000.0, shadows_enabled: true, ..default() },
+        DirectionalLight { illuminance: 9_000.0, shadow_maps_enabled: true, ..default() },
         Transform::from_xyz(4.0, 10.0, 6.0).looking_at(Vec3::ZERO, Vec3::Y),
         CascadeShadowConfigBuilder { num_cascades: 1, maximum_distance: 4.0 * extent, ..default() }.build(),
     ));
@@ -145,7 +141,13 @@ fn spawn_panel(mut commands: Commands) {
         TextFont::from_font_size(14.0),
         TextColor(Color::WHITE),
         BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.55)),
-        Node { position_type: PositionType::Absolute, top: Val::Px(8.0), left: Val::Px(8.0), padding: UiRect::all(Val::Px(6.0)), ..default() },
+        Node {
+            position_type: PositionType::Absolute,
+            top: Val::Px(8.0),
+            left: Val::Px(8.0),
+            padding: UiRect::all(Val::Px(6.0)),
+            ..default()
+        },
     ));
 }
 
