@@ -407,9 +407,8 @@ impl Stats {
         );
         if backend.starts_with("gpu pipelined") {
             s.push_str(
-                "\nnote: in pipelined mode the narrow-phase time RtcdDiagnostics reports runs from when a batch is prepared \
-                 (after a tick's writeback) to when its GPU results are published in a later tick: a latency that spans \
-                 render-world frames, not compute time; the whole physics tick does not include the GPU work",
+                "\nnote: in pipelined mode the narrow-phase time is the GPU step's (run in the render world, one tick or more \
+                 ahead) plus the main world's work; the whole physics tick does not include the GPU work",
             );
         }
         if self.not_ray_traced > 0 {

@@ -73,6 +73,10 @@ pub struct CachedPair {
     /// Largest vertex distance from either mesh's origin: converts a rotation into a displacement
     /// (IRTCD 2013 Eq. 2) when choosing results to refresh.
     pub radius: f32,
+    /// How far out the results hold speculative contacts (the batch's prediction for the pair, at
+    /// most the predictive rays' `culling_dist`). Refreshing them at a pose displaced by `d` can only
+    /// miss contacts that are now closer than `prediction - d`.
+    pub prediction: f32,
 }
 
 /// What the dispatcher does for a pair of ours that has no cached result at the current pose.
@@ -384,8 +388,8 @@ mod tests {
         let m = |n: Vec3| ContactManifold { local_n1: n, local_n2: -n, points: Default::default() };
         cache.publish(
             [
-                (key, CachedPair { pos12: p1, manifolds: vec![m(Vec3::X)], radius: 1.0 }),
-                (key, CachedPair { pos12: p2, manifolds: vec![m(Vec3::NEG_X)], radius: 1.0 }),
+                (key, CachedPair { pos12: p1, manifolds: vec![m(Vec3::X)], radius: 1.0, prediction: 0.1 }),
+                (key, CachedPair { pos12: p2, manifolds: vec![m(Vec3::NEG_X)], radius: 1.0, prediction: 0.1 }),
             ],
             0.0,
         );

@@ -148,7 +148,12 @@ impl RtcdDispatcher {
         if settings.miss_policy == MissPolicy::RefreshDepths {
             for &(key, swapped) in &keys {
                 let stored_pos12 = if swapped { pos12.inverse() } else { *pos12 };
-                if let Some(mut pair) = self.cache.nearest(&key, &stored_pos12, settings.refresh_max_displacement) {
+                if let Some(mut pair) = self.cache.nearest(&key, &stored_pos12, settings.refresh_max_displacement)
+                    // Only while the stale results cannot be missing a contact: a vertex they did not
+                    // hold was farther than their prediction, and is still farther than ours now.
+                    && rtcd::detect::max_displacement(&to_rtcd(&pair.pos12), &to_rtcd(&stored_pos12), pair.radius)
+                        <= pair.prediction - prediction
+                {
                     pair.manifolds.iter_mut().for_each(|m| refresh_depths(m, &stored_pos12));
                     self.cache.count(Count::Refreshed);
                     return Some(in_order(pair.manifolds, swapped));

@@ -52,12 +52,17 @@ pub struct DriverSettings {
     pub record_rays: bool,
     /// The step's `IntegrationParameters::dt` (for soft CCD's enlarged prediction).
     pub dt: f32,
+    /// How many steps ahead the batch's speculative contacts reach for bodies with soft CCD: 1 when
+    /// the results are used by the step they were prepared for; more when they arrive late
+    /// (pipelined GPU mode), so contacts of fast bodies that closed in meanwhile are there to be
+    /// refreshed.
+    pub lookahead_steps: f32,
 }
 
 impl DriverSettings {
     /// Defaults for these parameters.
     pub fn for_params(params: &RtcdParams) -> Self {
-        Self { margin: params.distance_extension, record_rays: false, dt: 1.0 / 60.0 }
+        Self { margin: params.distance_extension, record_rays: false, dt: 1.0 / 60.0, lookahead_steps: 1.0 }
     }
 }
 
@@ -91,7 +96,6 @@ pub struct Batch {
     pub record_rays: bool,
     colliders: usize,
     broad_phase_time: std::time::Duration,
-    start: Instant,
 }
 
 impl Batch {
@@ -333,7 +337,7 @@ impl RtcdDriver {
         let prediction = if prediction.is_finite() { prediction.max(0.0) } else { 0.0 };
         self.collect(bodies, colliders);
         let grow = 0.5 * (prediction + self.settings.margin.max(0.0));
-        let dt = self.settings.dt.max(0.0);
+        let dt = self.settings.dt.max(0.0) * self.settings.lookahead_steps.max(1.0);
         self.boxes.clear();
         self.boxes
             .extend(self.entries.iter().map(|e| {
@@ -401,15 +405,17 @@ impl RtcdDriver {
             record_rays: self.settings.record_rays,
             colliders: self.entries.len(),
             broad_phase_time: start.elapsed(),
-            start,
         }
     }
 
     /// Second half of [`RtcdDriver::detect`]: reduces a backend's output for `batch` and publishes
     /// it to the cache the dispatcher reads. Resets the dispatcher's counters.
     pub fn publish(&mut self, batch: &Batch, out: StepOutput) -> RtcdMetrics {
+        let publish_start = Instant::now();
+        let out_time = out.metrics.time;
         self.cache.reset_counters();
         let (angle, support_fraction) = (self.params.manifold_angle, self.cache.settings().support_fraction);
+        let culling = self.params.culling_dist;
         let reducer = &mut self.reducer;
         self.debug.clear();
         let debug = &mut self.debug;
@@ -423,7 +429,7 @@ impl RtcdDriver {
                 debug.push_manifolds(&p.pose1, &manifolds);
             }
             let radius = p.mesh1.max_radius().max(p.mesh2.max_radius());
-            (p.cache_key, CachedPair { pos12: p.pos12, manifolds, radius })
+            (p.cache_key, CachedPair { pos12: p.pos12, manifolds, radius, prediction: p.prediction.min(culling) })
         });
         self.cache.publish(published, batch.prediction);
         self.metrics = RtcdMetrics {
@@ -434,7 +440,9 @@ impl RtcdDriver {
             narrow_phase: out.metrics,
             cache: Default::default(),
             broad_phase_time: batch.broad_phase_time,
-            detect_time: batch.start.elapsed(),
+            // Compute time: the broad phase, the backend's step and this publishing (in pipelined use
+            // the batch waits between them; that latency is not narrow-phase work).
+            detect_time: batch.broad_phase_time + out_time + publish_start.elapsed(),
         };
         self.metrics()
     }
@@ -486,7 +494,10 @@ impl RtcdDriver {
                 skin: co.contact_skin().max(0.0),
                 soft_linvel: rb
                     .filter(|rb| rb.soft_ccd_prediction() > 0.0)
-                    .map_or(glam::Vec3::ZERO, |rb| rb.linvel().clamp_length_max(rb.soft_ccd_prediction() / self.settings.dt.max(1e-6))),
+                    .map_or(glam::Vec3::ZERO, |rb| {
+                        let ahead = self.settings.lookahead_steps.max(1.0);
+                        rb.linvel().clamp_length_max(ahead * rb.soft_ccd_prediction() / (ahead * self.settings.dt).max(1e-6))
+                    }),
                 body: rb.and(co.parent()),
                 body_type: rb.map_or(RigidBodyType::Fixed, |rb| rb.body_type()),
                 active: rb.is_some_and(|rb| !rb.is_fixed() && !rb.is_sleeping()),

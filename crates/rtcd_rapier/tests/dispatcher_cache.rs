@@ -177,7 +177,9 @@ fn refresh_depths_reuses_older_results() {
     let y = -lowest_vertex(&mesh, &Pose::from_rotation(rot)) - 0.01;
     let body = bodies.insert(RigidBodyBuilder::dynamic().pose(Pose::from_parts(Vector::new(0.0, y, 0.0), rot)));
     let blob = colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut bodies);
-    d.detect(&bodies, &colliders, 0.02);
+    // The batch looks 5 cm ahead (as a pipelined batch with soft CCD does), so its results still
+    // hold every contact within Rapier's 2 cm after a 2 mm move.
+    d.detect(&bodies, &colliders, 0.05);
     // One tick later the blob is 2 mm deeper; the cached results are refreshed, not recomputed.
     let pos12 = Pose::from_translation(Vector::new(0.0, 0.002, 0.0))
         * bodies[body].position().inv_mul(&Pose::from_translation(Vector::new(0.0, -0.5, 0.0)));
@@ -189,6 +191,14 @@ fn refresh_depths_reuses_older_results() {
     let c = d.cache().counters();
     assert_eq!((c.hits, c.misses, c.refreshed), (0, 0, 1));
     assert!((min_dist(&manifolds) + 0.012).abs() < 1e-4, "refreshed depth {}", min_dist(&manifolds));
+    // Moved farther than the results' 5 cm reach minus the 2 cm prediction: recomputed instead.
+    let far = Pose::from_translation(Vector::new(0.0, 0.04, 0.0)) * pos12;
+    d.cache().reset_counters();
+    d.dispatcher()
+        .contact_manifolds(&far, &*shape, &*SharedShape::cuboid(5.0, 0.5, 5.0), 0.02, &mut manifolds, &mut ws)
+        .unwrap();
+    let c = d.cache().counters();
+    assert_eq!((c.hits, c.misses, c.refreshed), (0, 1, 0));
 }
 
 #[test]
