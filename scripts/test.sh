@@ -4,3 +4,5 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cargo test --workspace --locked
+# Scene benchmarks at --quick scale (~90 s on the 2-core machine, plus a release build): times printed, never asserted.
+cargo run --release --locked -p rtcd_bench -- --quick

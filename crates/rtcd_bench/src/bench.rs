@@ -22,8 +22,12 @@ pub struct ReplayRow {
     pub variant: Option<Variant>,
     /// `cpu` or the GPU adapter.
     pub backend: String,
-    /// Every `stride`-th step was run.
+    /// Every `stride`-th step was run (1 for windowed rows).
     pub stride: usize,
+    /// Timed in short windows (see [`Sampling::Windows`]) rather than over the whole run.
+    pub windowed: bool,
+    /// How the steps were sampled, in words.
+    pub sampling: String,
     /// Which steps were run (a prefix of the scene for limited GPU rows).
     pub range: Range<usize>,
     /// Per run step.
@@ -35,6 +39,10 @@ pub struct ReplayRow {
 impl ReplayRow {
     /// Mean backend time over the run steps inside `window` (ms); `None` when none ran there.
     pub fn mean_ms(&self, window: &Range<usize>) -> Option<f64> {
+        // A windowed row's mean over the whole run would weigh its windows, not the run's steps.
+        if self.windowed && window.start == 0 && window.end >= self.range.end {
+            return None;
+        }
         mean(self.steps.iter().filter(|s| window.contains(&s.step)).map(|s| s.ms))
     }
 
@@ -48,6 +56,36 @@ impl ReplayRow {
 pub fn mean(it: impl Iterator<Item = f64>) -> Option<f64> {
     let (s, n) = it.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     (n > 0).then(|| s / n as f64)
+}
+
+/// Which steps a replayed row runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Sampling {
+    /// Every `stride`-th step of a range (stride > 1 only for standard tracing, which keeps no
+    /// state between steps).
+    Every(usize),
+    /// Short windows, each on a fresh backend: `warmup` untimed steps (the first step of a pair is
+    /// always standard; records and predictions build up), then the window's steps, timed. For
+    /// variants too slow to run every step (brute force at scale).
+    Windows {
+        /// Timed steps.
+        windows: Vec<Range<usize>>,
+        /// Untimed steps before each window.
+        warmup: usize,
+    },
+}
+
+/// Windows of `len` steps in the middle of each named window but `all`.
+pub fn middle_windows(windows: &[(String, Range<usize>)], len: usize) -> Vec<Range<usize>> {
+    windows
+        .iter()
+        .filter(|(k, w)| k != "all" && !w.is_empty())
+        .map(|(_, w)| {
+            let l = len.min(w.len());
+            let a = w.start + (w.len() - l) / 2;
+            a..a + l
+        })
+        .collect()
 }
 
 /// One step of the penetration measure on a simulation.
@@ -218,28 +256,32 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
 
     // 2. Replays of the rtcd simulation's poses.
     let frames = Frames::new(&scene, &main.trajectory, &params, main.prediction)?;
+    let brute_windows = |warmup| Sampling::Windows { windows: middle_windows(&windows, opts.brute_window), warmup };
     let mut replays = Vec::new();
     for v in Variant::all() {
         if !opts.variant_selected(&v.key()) {
             continue;
         }
-        let stride = match (v.iterative, v.tracer) {
-            (true, _) => 1,
-            (false, TracerKind::BruteForce) => opts.brute_stride,
-            (false, TracerKind::Bvh) => opts.bvh_stride,
+        let sampling = match (v.iterative, v.tracer) {
+            // Standard tracing needs no warm-up: it keeps no state.
+            (true, TracerKind::BruteForce) if !opts.brute_every_step => brute_windows(opts.brute_warmup),
+            (false, TracerKind::BruteForce) if !opts.brute_every_step => brute_windows(0),
+            (true, _) => Sampling::Every(1),
+            (false, TracerKind::BruteForce) => Sampling::Every(opts.brute_stride),
+            (false, TracerKind::Bvh) => Sampling::Every(opts.bvh_stride),
         };
-        let mut np = NarrowPhase::new(v.params(&params)).map_err(|e| e.to_string())?;
-        let row = replay_row(&frames, &mut np, &v.key(), Some(v), "cpu".into(), &frames.options(), stride, 0..n)?;
-        note(format!("  replayed {} (cpu, every {stride} step(s)): {:.1} s", v.key(), row.wall_s));
+        let backend = || NarrowPhase::new(v.params(&params)).map(|b| Box::new(b) as Box<dyn NarrowPhaseBackend>).map_err(|e| e.to_string());
+        let row = replay_row(&frames, backend, &v.key(), Some(v), "cpu".into(), &frames.options(), &sampling, 0..n)?;
+        note(format!("  replayed {} (cpu, {}): {:.1} s", v.key(), row.sampling, row.wall_s));
         replays.push(row);
     }
     let mut errors = Vec::new();
     if opts.errors {
         for prediction in [false, true] {
             let v = Variant { tracer: TracerKind::Bvh, iterative: true, prediction };
-            let mut np = NarrowPhase::new(v.params(&params)).map_err(|e| e.to_string())?;
+            let backend = || NarrowPhase::new(v.params(&params)).map(|b| Box::new(b) as Box<dyn NarrowPhaseBackend>).map_err(|e| e.to_string());
             let o = StepOptions { measure_errors: true, ..frames.options() };
-            let row = replay_row(&frames, &mut np, &format!("errors {}", v.key()), Some(v), "cpu".into(), &o, 1, 0..n)?;
+            let row = replay_row(&frames, backend, &format!("errors {}", v.key()), Some(v), "cpu".into(), &o, &Sampling::Every(1), 0..n)?;
             note(format!("  erroneous rays of {}: {:.1} s", v.key(), row.wall_s));
             errors.push(row);
         }
@@ -268,9 +310,12 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
                     if !opts.variant_selected(&v.key()) || (g.software && (v.tracer != TracerKind::Bvh || !v.prediction)) {
                         continue;
                     }
-                    let mut b = rtcd_wgpu::GpuNarrowPhase::new(&g.device.device, &g.device.queue, v.params(&params))
-                        .map_err(|e| format!("GPU backend: {e}"))?;
-                    match replay_row(&frames, &mut b, &v.key(), Some(v), g.name.clone(), &frames.options(), 1, 0..limit) {
+                    let backend = || {
+                        rtcd_wgpu::GpuNarrowPhase::new(&g.device.device, &g.device.queue, v.params(&params))
+                            .map(|b| Box::new(b) as Box<dyn NarrowPhaseBackend>)
+                            .map_err(|e| format!("GPU backend: {e}"))
+                    };
+                    match replay_row(&frames, backend, &v.key(), Some(v), g.name.clone(), &frames.options(), &Sampling::Every(1), 0..limit) {
                         Ok(row) => {
                             note(format!("  replayed {} on the GPU: {:.1} s", v.key(), row.wall_s));
                             gpu_rows.push(row);
@@ -322,25 +367,59 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
 #[allow(clippy::too_many_arguments)]
 fn replay_row(
     frames: &Frames,
-    backend: &mut dyn NarrowPhaseBackend,
+    mut backend: impl FnMut() -> Result<Box<dyn NarrowPhaseBackend>, String>,
     key: &str,
     variant: Option<Variant>,
     backend_name: String,
     opts: &StepOptions,
-    stride: usize,
+    sampling: &Sampling,
     range: Range<usize>,
 ) -> Result<ReplayRow, String> {
     let start = Instant::now();
-    let steps = frames
-        .replay(backend, opts, stride, range.clone(), progress(key, range.end))
-        .map_err(|e| format!("{key} on {backend_name}: {e}"))?;
+    let err = |e: rtcd::BackendError| format!("{key} on {backend_name}: {e}");
+    let (steps, stride, windowed, text) = match sampling {
+        Sampling::Every(stride) => {
+            let mut b = backend()?;
+            let steps = frames.replay(&mut *b, opts, *stride, range.clone(), progress(key, range.end)).map_err(err)?;
+            let text = if *stride == 1 { "every step".to_string() } else { format!("every {stride}th step") };
+            (steps, *stride, false, text)
+        }
+        Sampling::Windows { windows, warmup } => {
+            let mut steps = Vec::new();
+            for w in windows.iter().filter(|w| w.start < range.end) {
+                let mut b = backend()?;
+                let from = w.start.saturating_sub(*warmup);
+                let run = frames.replay(&mut *b, opts, 1, from..w.end.min(range.end), progress(key, range.end)).map_err(err)?;
+                steps.extend(run.into_iter().filter(|s| s.step >= w.start));
+            }
+            let text = format!(
+                "{} windows of {} steps, {warmup} warm-up",
+                windows.len(),
+                windows.iter().map(|w| w.len()).max().unwrap_or(0)
+            );
+            (steps, 1, true, text)
+        }
+    };
     Ok(ReplayRow {
         key: key.to_string(),
         variant,
         backend: backend_name,
         stride,
+        windowed,
+        sampling: text,
         range,
         steps,
         wall_s: start.elapsed().as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_sit_in_the_middle_of_each_phase() {
+        let w = vec![("all".to_string(), 0..100), ("A".into(), 0..10), ("B".into(), 10..14), ("C".into(), 14..100)];
+        assert_eq!(middle_windows(&w, 6), vec![2..8, 10..14, 54..60]);
+    }
 }

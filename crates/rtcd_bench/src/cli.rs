@@ -19,9 +19,15 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --gpu MODE            auto (default): GPU rows when an adapter exists, on a software adapter
                         (lavapipe) only at --quick scale unless --gpu-steps is given; on; off
   --gpu-steps N         GPU rows replay the first N steps only (0: all)
-  --brute-stride N      time standard brute-force variants on every N-th step (default: 1 with
-                        --quick, 10 otherwise; standard tracing keeps no state between steps)
-  --bvh-stride N        same for standard BVH variants (default: 1 with --quick, 2 otherwise)
+  --brute-window N      brute-force variants (too slow to run every step at scale) are timed in
+                        windows of N steps in the middle of each phase (scene 1) or of the peak
+                        (scene 2), each on a fresh backend after 4 untimed warm-up steps (iterative)
+                        (default 4 with --quick, 10 otherwise)
+  --brute-every-step    run brute-force variants over the whole run instead (hours at full scale)
+  --brute-stride N      with --brute-every-step: time standard brute force on every N-th step
+                        (default 1; standard tracing keeps no state between steps)
+  --bvh-stride N        time standard BVH variants on every N-th step (default: 1 with --quick,
+                        2 otherwise)
   --measure-stride N    penetration measure (standard trace) on every N-th step (default 1 / 5)
   --no-errors           skip the erroneous-ray runs (measure_errors, one per prediction setting)
   --seconds S           override the scenes' simulated duration
@@ -49,6 +55,12 @@ pub struct Options {
     pub gpu_steps: Option<usize>,
     /// Strides of standard variants.
     pub brute_stride: usize,
+    /// Brute-force window length.
+    pub brute_window: usize,
+    /// Untimed steps before each brute-force window.
+    pub brute_warmup: usize,
+    /// Brute force over the whole run.
+    pub brute_every_step: bool,
     /// Stride of standard BVH variants.
     pub bvh_stride: usize,
     /// Stride of the penetration measure.
@@ -82,7 +94,10 @@ impl Options {
             compare: ["trimesh", "vhacd", "nopred", "noreproj"].map(String::from).to_vec(),
             gpu: "auto".into(),
             gpu_steps: None,
-            brute_stride: 0,
+            brute_stride: 1,
+            brute_window: 0,
+            brute_warmup: 4,
+            brute_every_step: false,
             bvh_stride: 0,
             measure_stride: 0,
             errors: true,
@@ -128,6 +143,8 @@ impl Options {
                 }
                 "--gpu-steps" => o.gpu_steps = Some(num(value()?)?),
                 "--brute-stride" => o.brute_stride = num(value()?)?.max(1),
+                "--brute-window" => o.brute_window = num(value()?)?.max(1),
+                "--brute-every-step" => o.brute_every_step = true,
                 "--bvh-stride" => o.bvh_stride = num(value()?)?.max(1),
                 "--measure-stride" => o.measure_stride = num(value()?)?.max(1),
                 "--no-errors" => o.errors = false,
@@ -143,9 +160,9 @@ impl Options {
                 _ => return Err(format!("unknown flag {a}\n\n{USAGE}")),
             }
         }
-        let (b, v, m) = if o.quick { (1, 1, 1) } else { (10, 2, 5) };
-        if o.brute_stride == 0 {
-            o.brute_stride = b;
+        let (b, v, m) = if o.quick { (4, 1, 1) } else { (10, 2, 5) };
+        if o.brute_window == 0 {
+            o.brute_window = b;
         }
         if o.bvh_stride == 0 {
             o.bvh_stride = v;
@@ -167,5 +184,36 @@ impl Options {
     /// Whether a comparison set-up is selected.
     pub fn compares(&self, name: &str) -> bool {
         self.compare.iter().any(|c| c == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(a: &str) -> Result<Options, String> {
+        Options::parse(a.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn quick_and_full_defaults() {
+        let q = parse("--quick").unwrap();
+        assert!(q.quick && q.scenes == [1, 2] && q.brute_window == 4 && q.measure_stride == 1);
+        let f = parse("").unwrap();
+        assert!(!f.quick && f.brute_window == 10 && f.bvh_stride == 2 && f.measure_stride == 5);
+        assert_eq!(f.compare.len(), 4);
+    }
+
+    #[test]
+    fn filters_and_errors() {
+        let o = parse("--scene 2 --variants bvh --compare none --gpu off").unwrap();
+        assert_eq!(o.scenes, [2]);
+        assert!(o.variant_selected("iterative-bvh/pred") && !o.variant_selected("standard-brute/pred"));
+        assert!(o.compare.is_empty() && o.gpu == "off");
+        assert!(!parse("--variants none").unwrap().variant_selected("iterative-bvh/pred"));
+        assert!(parse("--scene 3").is_err());
+        assert!(parse("--compare bullet").is_err());
+        assert!(parse("--threads").is_err());
+        assert!(parse("--bogus").is_err());
     }
 }

@@ -67,6 +67,8 @@ fn run(opts: &Options, args: &[String]) -> Result<(), String> {
         "{} run on {} ({} rayon threads), GPU: {}, {}",
         info.mode, info.cpu, info.threads, info.gpu, info.date
     ));
+    std::fs::create_dir_all(&opts.out).map_err(|e| format!("{}: {e}", opts.out.display()))?;
+    let opts = &Options { out: std::fs::canonicalize(&opts.out).unwrap_or_else(|_| opts.out.clone()), ..opts.clone() };
     let mut results = Vec::new();
     let mut files = Vec::new();
     for &k in &opts.scenes {
@@ -102,7 +104,9 @@ fn run(opts: &Options, args: &[String]) -> Result<(), String> {
     ));
     emit(opts, &t);
     let json = report::run_json(&info, &results, wall, &files);
-    let path = opts.out.join(if opts.quick { "results_quick.json" } else { "results.json" });
+    // One file per kind of run, so a one-scene run does not overwrite a two-scene one.
+    let scenes = if opts.scenes.len() == 1 { format!("_scene{}", opts.scenes[0]) } else { String::new() };
+    let path = opts.out.join(format!("results{}{scenes}.json", if opts.quick { "_quick" } else { "" }));
     std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap_or_default())
         .map_err(|e| format!("{}: {e}", path.display()))?;
     if opts.json {

@@ -6,7 +6,7 @@ use rtcd::TracerKind;
 
 use crate::{
     bench::SceneResult,
-    plot::{Chart, Series, draw, smooth},
+    plot::{Chart, Series, draw, smooth_segments},
     replay::Variant,
     report::{error_summaries, speedups},
     scene::DT,
@@ -71,7 +71,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
 
     // Simulated rows, one line per step.
     let mut csv = String::from(
-        "setup,how,step,time_s,bodies,narrow_ms,batch_ms,step_ms,batch_pairs,contact_pairs,sleeping,kinetic_energy,lowest_vertex,tunnelled,measured_depth,measured_ray_length,measured_max_depth\n",
+        "setup,how,step,time_s,bodies,narrow_ms,batch_ms,step_ms,batch_pairs,dispatcher_calls,contact_pairs,sleeping,kinetic_energy,lowest_vertex,tunnelled,measured_depth,measured_ray_length,measured_max_depth,measured_contact_rays\n",
     );
     for s in &r.sims {
         let mut measured = s.measure.iter().peekable();
@@ -79,13 +79,13 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
             let m = match measured.peek() {
                 Some(m) if m.step == i => {
                     let m = measured.next().unwrap();
-                    format!("{:.6},{:.6},{:.6}", m.depth, m.ray_length, m.max_depth)
+                    format!("{:.6},{:.6},{:.6},{}", m.depth, m.ray_length, m.max_depth, m.contact_rays)
                 }
-                _ => ",,".into(),
+                _ => ",,,".into(),
             };
             let _ = writeln!(
                 csv,
-                "{},simulated,{i},{:.4},{},{:.4},{:.4},{:.4},{},{},{},{:.6},{:.6},{},{m}",
+                "{},simulated,{i},{:.4},{},{:.4},{:.4},{:.4},{},{},{},{},{:.6},{:.6},{},{m}",
                 s.run.label.replace(',', ";"),
                 t(i),
                 st.bodies,
@@ -93,6 +93,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
                 st.batch_ms,
                 st.step_ms,
                 st.batch_pairs,
+                st.dispatcher_calls,
                 st.contact_pairs,
                 st.sleeping,
                 st.kinetic_energy,
@@ -104,7 +105,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
     write(dir, &name("sim", "csv"), &csv, &mut files)?;
 
     // Summary: one line per row and window.
-    let mut csv = String::from("row,backend,how,window,mean_narrow_ms,mean_step_ms,stride\n");
+    let mut csv = String::from("row,backend,how,window,mean_narrow_ms,mean_step_ms,sampling\n");
     for row in r.replays.iter().chain(&r.gpu) {
         for (w, range) in &r.windows {
             let _ = writeln!(
@@ -113,7 +114,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
                 row.key,
                 row.backend.replace(',', ";"),
                 row.mean_ms(range).map_or(String::new(), |v| format!("{v:.4}")),
-                row.stride
+                row.sampling
             );
         }
     }
@@ -121,7 +122,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
         for (w, range) in &r.windows {
             let _ = writeln!(
                 csv,
-                "{},cpu,simulated,{w},{},{},1",
+                "{},cpu,simulated,{w},{},{},every step",
                 s.run.label.replace(',', ";"),
                 s.narrow_ms(range).map_or(String::new(), |v| format!("{v:.4}")),
                 s.step_ms(range).map_or(String::new(), |v| format!("{v:.4}")),
@@ -150,7 +151,16 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
             .chain(&r.gpu)
             .map(|row| {
                 let label = if row.backend == "cpu" { row.key.clone() } else { format!("{} (GPU)", row.key) };
-                Series::new(label, row.steps.iter().map(|s| (t(s.step), s.ms)).collect())
+                let label = if row.windowed { format!("{label} (windows)") } else { label };
+                let mut pts = Vec::with_capacity(row.steps.len());
+                for (i, s) in row.steps.iter().enumerate() {
+                    // Break the line between windows and between strided samples far apart.
+                    if i > 0 && s.step > row.steps[i - 1].step + row.stride {
+                        pts.push((t(s.step), f64::NAN));
+                    }
+                    pts.push((t(s.step), s.ms));
+                }
+                Series::new(label, pts)
             })
             .collect();
         plot(
@@ -173,14 +183,16 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
             let sk = Variant { tracer: s.tracer, iterative: false, prediction: s.prediction }.key();
             let ik = Variant { tracer: s.tracer, iterative: true, prediction: s.prediction }.key();
             let (Some(a), Some(b)) = (r.replay(&sk), r.replay(&ik)) else { continue };
-            let pts: Vec<(f64, f64)> = a
-                .steps
-                .iter()
-                .filter_map(|x| {
-                    let y = b.steps.iter().find(|y| y.step == x.step)?;
-                    Some((t(x.step), x.ms / y.ms.max(1e-6)))
-                })
-                .collect();
+            let mut pts: Vec<(f64, f64)> = Vec::new();
+            let mut last = None;
+            for x in &a.steps {
+                let Some(y) = b.steps.iter().find(|y| y.step == x.step) else { continue };
+                if last.is_some_and(|l| x.step > l + a.stride.max(b.stride)) {
+                    pts.push((t(x.step), f64::NAN));
+                }
+                last = Some(x.step);
+                pts.push((t(x.step), x.ms / y.ms.max(1e-6)));
+            }
             let label = format!(
                 "{}{}{}",
                 if s.tracer == TracerKind::Bvh { "BVH" } else { "brute force" },
@@ -191,7 +203,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
                     .map(|w| format!(" {} {}", w.0, w.3.map_or("-".into(), |x| format!("{x:.1}x"))))
                     .collect::<String>()
             );
-            series.push(Series::new(label, smooth(&pts, 9)));
+            series.push(Series::new(label, smooth_segments(&pts, 9)));
         }
         plot(
             "speedup",

@@ -83,9 +83,16 @@ fn draw_inner(path: &Path, chart: &Chart) -> Result<(), Box<dyn std::error::Erro
             c.configure_mesh().x_desc(chart.x_label).y_desc(chart.y_label).draw()?;
             for (k, s) in chart.series.iter().enumerate() {
                 let color = PALETTE[k % PALETTE.len()];
-                c.draw_series(LineSeries::new(s.points.iter().copied().filter(|p| keep(p.1)), color.stroke_width(2)))?
-                    .label(s.name.clone())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                // A point with a non-finite y breaks the line (gaps between timed windows).
+                let segments: Vec<&[(f64, f64)]> = s.points.split(|p| !p.1.is_finite()).filter(|g| !g.is_empty()).collect();
+                for (i, g) in segments.iter().enumerate() {
+                    let drawn = c.draw_series(LineSeries::new(g.iter().copied().filter(|p| keep(p.1)), color.stroke_width(2)))?;
+                    if i == 0 {
+                        drawn
+                            .label(s.name.clone())
+                            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                    }
+                }
             }
             for (x, label) in &chart.markers {
                 c.draw_series(LineSeries::new(vec![(*x, $ylo), (*x, $yhi)], BLACK.mix(0.5).stroke_width(1)))?;
@@ -101,6 +108,18 @@ fn draw_inner(path: &Path, chart: &Chart) -> Result<(), Box<dyn std::error::Erro
     }
     root.present()?;
     Ok(())
+}
+
+/// [`smooth`] on each run of finite points separately, keeping the breaks.
+pub fn smooth_segments(points: &[(f64, f64)], window: usize) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len());
+    for (i, g) in points.split(|p| !p.1.is_finite()).enumerate() {
+        if i > 0 {
+            out.push((f64::NAN, f64::NAN));
+        }
+        out.extend(smooth(g, window));
+    }
+    out
 }
 
 /// Moving average over `window` points (centred), for noisy per-step curves.

@@ -28,14 +28,17 @@ pub struct RunInfo {
     pub args: String,
 }
 
+/// `(window, standard ms, iterative ms, speedup)`.
+pub type WindowSpeedup = (String, Option<f64>, Option<f64>, Option<f64>);
+
 /// Iterative vs standard speedup of one tracer and prediction setting, per window.
 pub struct Speedup {
     /// Tracer.
     pub tracer: TracerKind,
     /// Prediction on in both.
     pub prediction: bool,
-    /// (window, standard ms, iterative ms, speedup).
-    pub per_window: Vec<(String, Option<f64>, Option<f64>, Option<f64>)>,
+    /// Per window.
+    pub per_window: Vec<WindowSpeedup>,
 }
 
 /// The speedups available in a result.
@@ -180,14 +183,14 @@ pub fn table(r: &SceneResult) -> String {
     // Replays.
     if !r.replays.is_empty() || !r.gpu.is_empty() {
         let _ = writeln!(t, "\nnarrow phase, REPLAYED on the poses of the rtcd simulation (ms per step, mean per window; every pair of the broad phase, sleeping bodies included):");
-        let _ = write!(t, "  {:<24} {:<10} {:>6}", "variant", "backend", "stride");
+        let _ = write!(t, "  {:<24} {:<4} {:<32}", "variant", "on", "steps timed");
         for nm in &names {
             let _ = write!(t, " {:>9}", nm);
         }
         let _ = writeln!(t, " {:>9} {:>7} {:>11} {:>11} {:>11} {:>10}", "max", "pairs", "std rays", "iter rays", "pred rays", "contacts");
         for row in r.replays.iter().chain(&r.gpu) {
             let backend = if row.backend == "cpu" { "cpu" } else { "gpu" };
-            let _ = write!(t, "  {:<24} {:<10} {:>6}", row.key, backend, row.stride);
+            let _ = write!(t, "  {:<24} {:<4} {:<32}", row.key, backend, row.sampling);
             for (_, w) in &r.windows {
                 let _ = write!(t, " {:>9}", f(row.mean_ms(w), 2));
             }
@@ -204,7 +207,7 @@ pub fn table(r: &SceneResult) -> String {
                 sum(|m| m.contact_rays)
             );
         }
-        let _ = writeln!(t, "  (stride k: a standard variant timed on every k-th step — standard tracing keeps no state; ray counts are sums over the steps run)");
+        let _ = writeln!(t, "  (standard tracing keeps no state, so a standard variant may be timed on every k-th step; windows: short runs on a fresh backend, no mean over the whole run; ray counts are sums over the steps timed)");
     }
     let _ = writeln!(t, "  {}", r.gpu_note);
 
@@ -386,6 +389,7 @@ fn replay_json(r: &SceneResult, row: &ReplayRow) -> Value {
         "backend": row.backend,
         "how": "replayed",
         "stride": row.stride,
+        "sampling": row.sampling,
         "steps_run": row.steps.len(),
         "step_range": [row.range.start, row.range.end],
         "mean_ms": windows,

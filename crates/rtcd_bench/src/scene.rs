@@ -147,7 +147,7 @@ pub fn avalanche(assets: &Path, side: usize, seconds: f32, quick: bool) -> Resul
     // Bounding spheres never overlap at the start; rotated boxes (grown by the distance extension)
     // of neighbours do, so pairs are in the narrow phase while the grid falls (phase A).
     let spacing = 2.0 * radius + 0.06;
-    let mut rng = Rng::new(0x5CE4E_0001);
+    let mut rng = Rng::new(0x0005_CE4E_0001);
     let mut spawns = Vec::with_capacity(side * side * side);
     let half = (side as f32 - 1.0) * 0.5;
     for k in 0..side * side * side {
@@ -184,7 +184,7 @@ pub fn spawner(assets: &Path, seconds: f32, quick: bool) -> Result<Scene, String
         .iter()
         .map(|n| load_mesh(assets, n))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut rng = Rng::new(0x5CE4E_0002);
+    let mut rng = Rng::new(0x0005_CE4E_0002);
     let steps = (seconds / DT).round() as usize;
     // The source runs round a circle of radius 5 m, 8 m up, one turn every 3 s (10.5 m/s): two
     // consecutive objects start ~1.05 m apart sideways and ~0.55 m apart vertically (they leave at

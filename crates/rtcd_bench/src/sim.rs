@@ -22,6 +22,8 @@ pub struct SimStep {
     pub step_ms: f64,
     /// Pairs the rtcd batch traced.
     pub batch_pairs: usize,
+    /// Top-level calls to Rapier's query dispatcher for contacts.
+    pub dispatcher_calls: u64,
     /// Pairs Rapier holds contacts for after the step.
     pub contact_pairs: usize,
     /// Sleeping bodies after the step.
@@ -39,8 +41,6 @@ pub struct SimStep {
 pub struct SimRun {
     /// `rtcd`, `Rapier trimesh`, ...
     pub label: String,
-    /// The set-up.
-    pub setup: Setup,
     /// Building the collision shapes.
     pub setup_time: Duration,
     /// Per-mesh set-up notes.
@@ -95,6 +95,7 @@ pub fn simulate(scene: &Scene, label: &str, setup: Setup, mut progress: impl FnM
             batch_ms: t.batch.as_secs_f64() * 1e3,
             step_ms: t.step.as_secs_f64() * 1e3,
             batch_pairs: t.batch_pairs,
+            dispatcher_calls: t.dispatcher_calls,
             contact_pairs: world.contact_pairs(),
             sleeping: (0..n).filter(|&i| world.sleeping(i)).count(),
             kinetic_energy: world.kinetic_energy(),
@@ -105,7 +106,6 @@ pub fn simulate(scene: &Scene, label: &str, setup: Setup, mut progress: impl FnM
     }
     Ok(SimRun {
         label: label.to_string(),
-        setup,
         setup_time,
         setup_notes,
         prediction: world.prediction_distance(),
@@ -145,7 +145,7 @@ impl Phases {
             .skip(peak_at)
             .filter(|(_, s)| s.kinetic_energy >= Self::REST_KE_SHARE * peak)
             .map(|(i, _)| i + 1)
-            .last()
+            .next_back()
             .unwrap_or(n)
             .max(contact)
             .min(n);
@@ -155,5 +155,31 @@ impl Phases {
     /// `(name, range)` of each phase.
     pub fn named(&self) -> [(&'static str, std::ops::Range<usize>); 3] {
         [("A", self.falling.clone()), ("B", self.impact.clone()), ("C", self.rest.clone())]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(lowest: f32, kinetic_energy: f32) -> SimStep {
+        SimStep { lowest, kinetic_energy, ..Default::default() }
+    }
+
+    #[test]
+    fn phases_follow_ground_contact_and_kinetic_energy() {
+        // Falling 3 steps, impact with a peak of 10 J, then under 5 % of it from step 7 on.
+        let ke = [1.0, 2.0, 3.0, 10.0, 6.0, 2.0, 0.6, 0.4, 0.3, 0.2];
+        let low = [1.0, 0.5, 0.1, 0.0, -0.01, 0.0, 0.0, 0.0, 0.0, 0.0];
+        let steps: Vec<SimStep> = ke.iter().zip(low).map(|(&k, l)| step(l, k)).collect();
+        let p = Phases::detect(&steps);
+        assert_eq!((p.falling, p.impact, p.rest), (0..3, 3..7, 7..10));
+    }
+
+    #[test]
+    fn no_contact_means_all_falling() {
+        let steps: Vec<SimStep> = (0..5).map(|i| step(1.0, i as f32)).collect();
+        let p = Phases::detect(&steps);
+        assert_eq!((p.falling, p.impact, p.rest), (0..5, 5..5, 5..5));
     }
 }
