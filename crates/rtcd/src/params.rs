@@ -32,7 +32,8 @@ pub struct RtcdParams {
     /// enter the other body before the next standard step are traced. Default: 1.5 × threshold.
     pub distance_extension: f32,
     /// 2014 Eq. 1: predictive rays longer than `culling_dist = confidence * displacement_threshold`
-    /// are dropped. Default: 1.5 × threshold (confidence 1.5).
+    /// are dropped. Default: the threshold (confidence 1: a vertex cannot close a larger gap before the next
+    /// standard trace).
     pub culling_dist: f32,
     /// Use the iterative walk (IRTCD) below the threshold; `false` traces every step from scratch
     /// (Hermann 2008).
@@ -64,7 +65,7 @@ impl RtcdParams {
     /// Confidence of Eq. 1 (2013) used by the defaults.
     pub const DEFAULT_MAX_IT_CONFIDENCE: f32 = 4.0;
     /// Confidence of Eq. 1 (2014) used by the defaults.
-    pub const DEFAULT_CULLING_CONFIDENCE: f32 = 1.5;
+    pub const DEFAULT_CULLING_CONFIDENCE: f32 = 1.0;
 
     /// Defaults for meshes whose mean edge length is `average_triangle_size`.
     pub fn from_triangle_size(average_triangle_size: f32) -> Self {
@@ -133,7 +134,7 @@ mod tests {
         p.validate().unwrap();
         assert_eq!(p.max_it, RtcdParams::max_it_for(4.0, p.displacement_threshold, 0.09));
         assert!(p.distance_extension > p.displacement_threshold);
-        assert!((p.culling_dist - 1.5 * p.displacement_threshold).abs() < 1e-7);
+        assert!((p.culling_dist - RtcdParams::DEFAULT_CULLING_CONFIDENCE * p.displacement_threshold).abs() < 1e-7);
     }
 
     #[test]

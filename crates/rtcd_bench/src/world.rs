@@ -290,12 +290,15 @@ impl World {
         self.params.prediction_distance()
     }
 
-    /// Adds a body.
+    /// Adds a body. Ray-traced bodies get soft CCD with a prediction of `culling_dist`, as the Bevy
+    /// plugin gives them by default (`RtcdSettings::soft_ccd`).
     pub fn spawn(&mut self, s: &Spawn) {
+        let soft_ccd = self.driver.as_ref().map_or(0.0, |d| d.params().culling_dist);
         let body = RigidBodyBuilder::dynamic()
             .pose(Pose::from_parts(s.translation, s.rotation))
             .linvel(s.linvel)
             .angvel(s.angvel)
+            .soft_ccd_prediction(soft_ccd)
             .build();
         let h = self.bodies.insert(body);
         self.colliders.insert_with_parent(ColliderBuilder::new(self.shapes.collider_shape(s.mesh)), h, &mut self.bodies);

@@ -87,14 +87,22 @@ impl fmt::Debug for RtcdShapeData {
     }
 }
 
-/// The thinnest wall a vertex ray crosses (each vertex's exit distance, Hermann 2008 Alg. 1): the
-/// largest motion per step under which a vertex cannot pass through this body unseen. Falls back to
-/// the smallest bounding-box extent when the exit distances say nothing (no vertex, not finite).
+/// The typical wall a vertex ray crosses: the first quartile of the vertices' exit distances (Hermann
+/// 2008 Alg. 1), at most the smallest bounding-box extent. Vertex rays see a penetration as long as it
+/// is shallower than the wall, so this is the motion per step the narrow phase absorbs without
+/// Rapier's swept CCD. (The very thinnest exit distance, at a sharp rim, would make every falling
+/// body "fast" and sweep it every step; speculative contacts from soft CCD cover fast approaches.)
+/// Falls back to the smallest extent when the exit distances say nothing.
 fn ccd_thickness_of(mesh: &RtcdMesh) -> Real {
     let extent = mesh.aabb().extents().min_element();
-    let thinnest =
-        mesh.exit_distances().iter().copied().filter(|d| d.is_finite() && *d > 0.0).fold(Real::INFINITY, Real::min);
-    let t = if thinnest.is_finite() { thinnest.min(extent) } else { extent };
+    let mut d: Vec<Real> = mesh.exit_distances().iter().copied().filter(|d| d.is_finite() && *d > 0.0).collect();
+    let t = if d.is_empty() {
+        extent
+    } else {
+        let q = d.len() / 4;
+        let (_, quartile, _) = d.select_nth_unstable_by(q, |a, b| a.total_cmp(b));
+        quartile.min(extent)
+    };
     if t.is_finite() && t > 0.0 { t } else { 0.0 }
 }
 
@@ -246,8 +254,14 @@ impl Shape for RtcdShape {
         ShapeType::Custom
     }
 
+    /// The wrapped triangle mesh: code that matches on typed shapes (Rapier's CCD, debug rendering,
+    /// bevy_rapier's collider views) sees what the geometry is. Identity stays with
+    /// [`Shape::shape_type`] (`Custom`, which routes contact generation to our dispatcher) and
+    /// `as_shape::<RtcdShape>()`. In particular Rapier never sweeps a mesh as the moving shape of
+    /// its CCD and relies on speculative contacts instead, which our predictive rays provide (soft
+    /// CCD); sweeping a concave mesh triangle by triangle cost most of a step in falling scenes.
     fn as_typed_shape(&self) -> TypedShape<'_> {
-        TypedShape::Custom(self)
+        TypedShape::TriMesh(&self.data.trimesh)
     }
 
     /// The thinnest wall of the mesh (smallest vertex exit distance): Rapier treats a body as fast,
