@@ -27,6 +27,7 @@ use rapier3d::{
 use rtcd::{
     NarrowPhase, NarrowPhaseBackend, PairInput, PairKey, ParamsError, RtcdMesh, RtcdParams, StepOptions, StepOutput,
 };
+use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
 use crate::{
@@ -198,7 +199,6 @@ pub struct RtcdDriver {
     boxes: Vec<rtcd::Aabb>,
     order: Vec<u32>,
     candidates: Vec<(u32, u32)>,
-    reducer: Reducer,
     debug: DebugGeometry,
 }
 
@@ -238,7 +238,6 @@ impl RtcdDriver {
             boxes: Vec::new(),
             order: Vec::new(),
             candidates: Vec::new(),
-            reducer: Reducer::default(),
             debug: DebugGeometry::default(),
         })
     }
@@ -416,21 +415,31 @@ impl RtcdDriver {
         self.cache.reset_counters();
         let (angle, support_fraction) = (self.params.manifold_angle, self.cache.settings().support_fraction);
         let culling = self.params.culling_dist;
-        let reducer = &mut self.reducer;
         self.debug.clear();
-        let debug = &mut self.debug;
         let record = batch.record_rays;
-        let published = batch.pairs.iter().zip(out.pairs).filter(|(_, o)| o.error.is_none()).map(|(p, o)| {
-            if record {
-                debug.push_pair(&p.pose1, &o);
+        // The two-tier reduction of each pair, in parallel (one scratch reducer per worker).
+        let reduced: Vec<(CacheKey, CachedPair, Option<(Pose, rtcd::PairOutput)>)> = batch
+            .pairs
+            .par_iter()
+            .zip(out.pairs.into_par_iter())
+            .filter(|(_, o)| o.error.is_none())
+            .map_init(Reducer::default, |reducer, (p, o)| {
+                let rays = record.then(|| (p.pose1, rtcd::PairOutput { rays: o.rays.clone(), ..Default::default() }));
+                let manifolds = reducer.reduce_output(o, &to_rtcd(&p.pos12), angle, p.prediction, support_fraction);
+                let radius = p.mesh1.max_radius().max(p.mesh2.max_radius());
+                let pair = CachedPair { pos12: p.pos12, manifolds, radius, prediction: p.prediction.min(culling) };
+                (p.cache_key, pair, rays)
+            })
+            .collect();
+        if record {
+            for (_, pair, rays) in &reduced {
+                if let Some((pose1, o)) = rays {
+                    self.debug.push_pair(pose1, o);
+                    self.debug.push_manifolds(pose1, &pair.manifolds);
+                }
             }
-            let manifolds = reducer.reduce_output(o, &to_rtcd(&p.pos12), angle, p.prediction, support_fraction);
-            if record {
-                debug.push_manifolds(&p.pose1, &manifolds);
-            }
-            let radius = p.mesh1.max_radius().max(p.mesh2.max_radius());
-            (p.cache_key, CachedPair { pos12: p.pos12, manifolds, radius, prediction: p.prediction.min(culling) })
-        });
+        }
+        let published = reduced.into_iter().map(|(k, pair, _)| (k, pair));
         self.cache.publish(published, batch.prediction);
         self.metrics = RtcdMetrics {
             backend: self.backend_name.clone(),
