@@ -78,6 +78,9 @@ pub struct StepOptions {
     pub record_rays: bool,
     /// Also return every contact before manifold reduction ([`PairOutput::contacts`]).
     pub keep_contacts: bool,
+    /// Leave [`PairOutput::manifolds`] empty (for callers that reduce [`PairOutput::contacts`]
+    /// themselves, with `keep_contacts`).
+    pub skip_manifolds: bool,
     /// Compare with a full standard trace and fill [`StepMetrics::errors`] (costs a standard trace).
     pub measure_errors: bool,
     /// Trace every pair with the standard tracer this step, whatever the displacement.

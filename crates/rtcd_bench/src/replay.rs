@@ -165,7 +165,7 @@ impl<'a> Frames<'a> {
 
     /// The options `rtcd_rapier`'s batch passes (every contact kept for its reduction).
     pub fn options(&self) -> StepOptions {
-        StepOptions { prediction_distance: self.prediction, keep_contacts: true, ..Default::default() }
+        StepOptions { prediction_distance: self.prediction, keep_contacts: true, skip_manifolds: true, ..Default::default() }
     }
 
     /// Runs `backend` over the steps `stride` apart (1: every step), with `opts`; `progress` is called

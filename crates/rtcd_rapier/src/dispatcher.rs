@@ -170,6 +170,7 @@ impl RtcdDispatcher {
             prediction_distance: prediction,
             force_standard: true,
             keep_contacts: true,
+            skip_manifolds: true,
             ..Default::default()
         };
         let manifolds = self.cache.with_exact(|np, reducer| {

@@ -107,7 +107,14 @@ impl Batch {
 
     /// The backend options: every candidate comes back (`keep_contacts`) for the two-tier reduction.
     pub fn options(&self) -> StepOptions {
-        StepOptions { prediction_distance: self.prediction, keep_contacts: true, record_rays: self.record_rays, ..Default::default() }
+        StepOptions {
+            prediction_distance: self.prediction,
+            keep_contacts: true,
+            // The driver reduces the contacts itself (two tiers); rtcd's own reduction would be lost.
+            skip_manifolds: true,
+            record_rays: self.record_rays,
+            ..Default::default()
+        }
     }
 
     /// Number of pairs.

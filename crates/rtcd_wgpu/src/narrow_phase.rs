@@ -771,7 +771,9 @@ fn parse_pair(
     }
     let kept = if opts.keep_contacts { candidates.clone() } else { Vec::new() };
     let mut manifolds = Vec::new();
-    reduce_manifolds_with(candidates, &job.pos12, params.manifold_angle, scratch, &mut manifolds);
+    if !opts.skip_manifolds {
+        reduce_manifolds_with(candidates, &job.pos12, params.manifold_angle, scratch, &mut manifolds);
+    }
     m.manifolds = manifolds.len() as u64;
     m.manifold_points = manifolds.iter().map(|x| x.points.len() as u64).sum();
     (manifolds, rays, kept, m, counts)
