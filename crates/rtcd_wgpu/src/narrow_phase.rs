@@ -23,7 +23,7 @@ use rtcd::{
     BackendError, ContactCandidate, FeatureId, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind,
     RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     contact::{ReduceScratch, reduce_manifolds_with},
-    detect::{candidate_region, max_displacement},
+    detect::{candidate_region, needs_standard_trace, separation_bound},
     narrow_phase::{RayDebug, RayOutcome},
 };
 use rustc_hash::FxHashSet;
@@ -351,16 +351,15 @@ impl GpuNarrowPhase {
             let standard = a.new
                 || !params.iterative
                 || opts.force_standard
-                || match &mirror.reference {
-                    None => true,
-                    Some(r) => max_displacement(r, &p.pos12, radius) > params.displacement_threshold,
-                };
+                || needs_standard_trace(mirror.trace_reference().as_ref(), &p.pos12, radius, &params);
             let (e0, e1) = if standard { (m1.vertex_count, m2.vertex_count) } else { (mirror.rec_counts[0], mirror.rec_counts[1]) };
             let pos21 = p.pos12.inverse();
             let r0 = candidate_region(p.mesh1, p.mesh2, &pos21, params.distance_extension);
             let r1 = candidate_region(p.mesh2, p.mesh1, &p.pos12, params.distance_extension);
             if standard {
-                self.table.mirror_mut(a.slot).reference = Some(p.pos12);
+                let m = self.table.mirror_mut(a.slot);
+                m.reference = Some(p.pos12);
+                m.separation = separation_bound(p.mesh1, p.mesh2, &p.pos12);
             }
             metrics.new_pairs += a.new as usize;
             gpu_pairs.push(GpuPair {

@@ -1,11 +1,12 @@
 //! The pair table: one slot per pair in the narrow phase, allocated when a pair enters and freed when
 //! it leaves (free list). The slot's state lives on the GPU (`Slot`: reference pose, record ranges;
-//! the records themselves in the records buffer); the host keeps a small mirror (reference pose and
-//! record counts) to decide each pair's tracer and lay out the next dispatch without a round trip.
+//! the records themselves in the records buffer); the host keeps a small mirror (reference pose,
+//! separation bound and record counts) to decide each pair's tracer and lay out the next dispatch
+//! without a round trip.
 //! The slot buffer grows by doubling with a device-side copy, so growth never drops state, and a
 //! persisting pair keeps its slot.
 
-use rtcd::{PairKey, Pose};
+use rtcd::{PairKey, Pose, detect::TraceReference};
 use rustc_hash::FxHashMap;
 
 use crate::{buffer::GrowBuffer, error::GpuError, gpu_types::GpuSlot};
@@ -19,6 +20,15 @@ pub struct SlotMirror {
     pub reference: Option<Pose>,
     /// Records per direction after the last step.
     pub rec_counts: [u32; 2],
+    /// [`rtcd::detect::separation_bound`] at the reference pose.
+    pub separation: f32,
+}
+
+impl SlotMirror {
+    /// What [`rtcd::detect::needs_standard_trace`] reads; `None` before the first standard trace.
+    pub fn trace_reference(&self) -> Option<TraceReference> {
+        self.reference.map(|pose| TraceReference { pose, separation: self.separation, has_records: self.rec_counts != [0, 0] })
+    }
 }
 
 pub(crate) struct PairTable {

@@ -3,7 +3,7 @@
 
 pub(crate) mod pair;
 
-pub use pair::{candidate_region, max_displacement};
+pub use pair::{TraceReference, candidate_region, max_displacement, needs_standard_trace, separation_bound};
 
 use crate::pose::Pose;
 
@@ -43,4 +43,17 @@ pub struct PairState {
     pub records: [Vec<RayRecord>; 2],
     /// Steps since the last standard trace.
     pub steps_since_standard: u32,
+    /// [`separation_bound`] at the reference pose.
+    pub separation: f32,
+}
+
+impl PairState {
+    /// What [`needs_standard_trace`] reads; `None` before the first standard trace.
+    pub fn trace_reference(&self) -> Option<TraceReference> {
+        self.reference.map(|pose| TraceReference {
+            pose,
+            separation: self.separation,
+            has_records: self.records.iter().any(|r| !r.is_empty()),
+        })
+    }
 }

@@ -83,6 +83,80 @@ pub fn max_displacement(reference: &Pose, current: &Pose, max_radius: f32) -> f3
     (reference.translation - current.translation).length() + reference.rotation_angle_to(current) * max_radius
 }
 
+/// Depth of the hierarchy cut [`separation_bound`] compares: up to 8 boxes per mesh.
+const SEPARATION_CUT_DEPTH: u32 = 3;
+
+type Cut = arrayvec::ArrayVec<Aabb, { 1 << SEPARATION_CUT_DEPTH }>;
+
+/// A lower bound on the distance between two meshes, shape 2 at `pos12` in shape 1's frame: the
+/// smallest gap between the boxes of a cut through each mesh's BVH (the nodes 3 levels down), one
+/// mesh's boxes moved into the other's frame; the larger of the two frames' bounds (0 when boxes
+/// overlap in both).
+pub fn separation_bound(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose) -> f32 {
+    let (cut1, cut2) = (bvh_cut(mesh1), bvh_cut(mesh2));
+    let bound = |own: &Cut, other: &Cut, pose: &Pose| {
+        let mut best = f32::INFINITY;
+        for o in other {
+            let o = o.transformed(pose);
+            for a in own {
+                best = best.min((a.min - o.max).max(o.min - a.max).max(Vec3::ZERO).length());
+            }
+        }
+        best
+    };
+    let g = bound(&cut1, &cut2, pos12).max(bound(&cut2, &cut1, &pos12.inverse()));
+    // An empty mesh has no cut: no bound.
+    if g.is_finite() { g } else { 0.0 }
+}
+
+/// The boxes of the BVH nodes [`SEPARATION_CUT_DEPTH`] levels down (or of leaves above that depth).
+fn bvh_cut(mesh: &RtcdMesh) -> Cut {
+    fn visit(nodes: &[crate::bvh::BvhNode], i: usize, depth: u32, out: &mut Cut) {
+        let Some(node) = nodes.get(i) else { return };
+        if depth == SEPARATION_CUT_DEPTH || node.leaf_range().is_some() || i + 1 >= nodes.len() {
+            out.push(node.aabb());
+            return;
+        }
+        // Pre-order: the left child follows its parent; the right child is where the left child's
+        // miss link points.
+        visit(nodes, i + 1, depth + 1, out);
+        visit(nodes, nodes[i + 1].miss as usize, depth + 1, out);
+    }
+    let mut out = Cut::new();
+    visit(mesh.bvh(), 0, 0, &mut out);
+    out
+}
+
+/// What a pair kept from its last standard trace, for [`needs_standard_trace`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceReference {
+    /// The relative pose `(t_ni, q_ni)` of that step.
+    pub pose: Pose,
+    /// [`separation_bound`] at that pose.
+    pub separation: f32,
+    /// Whether the pair kept any ray record (contact or prediction) since.
+    pub has_records: bool,
+}
+
+/// Whether a pair must be traced with the standard tracer this step (both backends decide with it).
+///
+/// IRTCD 2013 Eq. 2: yes once [`max_displacement`] since the reference exceeds
+/// `displacement_threshold` (the walks from the records are only valid below it), or when there is
+/// no reference. One exception, which changes no result: a pair that kept no record and whose
+/// meshes were at least `separation` apart at the reference cannot have come within reach of a
+/// ray — penetration, or `culling_dist` with prediction — while the displacement stays under
+/// `separation - reach` (the distance between two rigid bodies shrinks by at most the relative
+/// displacement of their points), so the trace, which would find nothing, is put off until then.
+pub fn needs_standard_trace(reference: Option<&TraceReference>, pos12: &Pose, max_radius: f32, params: &RtcdParams) -> bool {
+    let Some(r) = reference else { return true };
+    let d = max_displacement(&r.pose, pos12, max_radius);
+    if d <= params.displacement_threshold {
+        return false;
+    }
+    let reach = if params.prediction { params.culling_dist } else { 0.0 };
+    r.has_records || d.is_nan() || d >= r.separation - reach
+}
+
 pub(crate) fn detect_pair(
     input: &PairInput,
     state: Option<PairState>,
@@ -102,10 +176,7 @@ pub(crate) fn detect_pair(
     let radius = input.mesh1.max_radius().max(input.mesh2.max_radius());
     let standard = !params.iterative
         || opts.force_standard
-        || match &state.reference {
-            None => true,
-            Some(r) => max_displacement(r, &input.pos12, radius) > params.displacement_threshold,
-        };
+        || needs_standard_trace(state.trace_reference().as_ref(), &input.pos12, radius, params);
     let mode = if standard { StepMode::Standard } else { StepMode::Iterative };
     let dirs = Direction::both(input);
     let mut rays = Vec::new();
@@ -135,6 +206,7 @@ pub(crate) fn detect_pair(
     }
     if standard {
         state.reference = Some(input.pos12);
+        state.separation = separation_bound(input.mesh1, input.mesh2, &input.pos12);
         state.steps_since_standard = 0;
         metrics.standard_pairs = 1;
     } else {

@@ -1,0 +1,122 @@
+//! The separation bound that lets a record-less pair put off its standard trace
+//! (`rtcd::detect::needs_standard_trace`): a true lower bound of the distance, and no contact found
+//! later than with a standard trace on every step.
+
+use glam::{Quat, Vec3};
+use rtcd::{
+    NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepMode, StepOptions,
+    detect::{TraceReference, max_displacement, needs_standard_trace, separation_bound},
+    shapes,
+};
+
+fn cube(half: f32) -> RtcdMesh {
+    let (v, i) = shapes::subdivided_cuboid(Vec3::splat(half), 4);
+    RtcdMesh::new("cube", &v, &i).unwrap()
+}
+
+fn blob() -> RtcdMesh {
+    let (v, i) = shapes::star_blob(0.5, 24, 16, 5, 0.25, 3);
+    RtcdMesh::new("blob", &v, &i).unwrap()
+}
+
+#[test]
+fn exact_for_axis_aligned_cubes() {
+    let c = cube(0.5);
+    for gap in [0.0f32, 0.05, 0.3, 1.7] {
+        let pose = Pose::from_translation(Vec3::new(1.0 + gap, 0.0, 0.0));
+        let b = separation_bound(&c, &c, &pose);
+        assert!((b - gap).abs() < 1e-5, "gap {gap}: bound {b}");
+    }
+    // Overlapping cubes: no separation.
+    assert_eq!(separation_bound(&c, &c, &Pose::from_translation(Vec3::new(0.6, 0.1, 0.0))), 0.0);
+}
+
+#[test]
+fn never_above_the_distance_between_vertices() {
+    // The distance between two meshes is at most the distance between any two of their vertices, so
+    // a bound above the closest vertex pair is wrong.
+    let (a, b) = (blob(), cube(0.3));
+    let mut seed = 0x51u64;
+    let mut rnd = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f32 / (1u64 << 53) as f32
+    };
+    let mut positive = 0;
+    for _ in 0..300 {
+        let dir = Vec3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5).normalize_or(Vec3::X);
+        let rot = Quat::from_axis_angle(Vec3::new(rnd(), rnd(), rnd() + 0.1).normalize(), rnd() * 6.3);
+        let pose = Pose::new(dir * (0.4 + 1.6 * rnd()), rot);
+        let bound = separation_bound(&a, &b, &pose);
+        let closest = a
+            .positions()
+            .iter()
+            .flat_map(|p| b.positions().iter().map(move |q| (*p - pose.transform_point(*q)).length()))
+            .fold(f32::INFINITY, f32::min);
+        assert!(bound >= 0.0 && bound <= closest + 1e-5, "bound {bound} > closest vertices {closest}");
+        positive += (bound > 0.0) as u32;
+    }
+    assert!(positive > 50, "the bound is almost never positive ({positive} of 300)");
+}
+
+#[test]
+fn decision_rules() {
+    let params = RtcdParams::from_triangle_size(0.1);
+    let (thr, reach) = (params.displacement_threshold, params.culling_dist);
+    let reference = |separation, has_records| TraceReference { pose: Pose::IDENTITY, separation, has_records };
+    let moved = |d: f32| Pose::from_translation(Vec3::new(d, 0.0, 0.0));
+    // No reference: standard.
+    assert!(needs_standard_trace(None, &moved(0.0), 1.0, &params));
+    // Under the threshold: iterative, whatever the rest.
+    assert!(!needs_standard_trace(Some(&reference(0.0, true)), &moved(0.5 * thr), 1.0, &params));
+    // Over it: standard with records, or when the separation may have closed to within reach.
+    let far = reach + 3.0 * thr;
+    assert!(needs_standard_trace(Some(&reference(far, true)), &moved(1.5 * thr), 1.0, &params));
+    assert!(!needs_standard_trace(Some(&reference(far, false)), &moved(1.5 * thr), 1.0, &params));
+    assert!(needs_standard_trace(Some(&reference(far, false)), &moved(3.0 * thr), 1.0, &params));
+    // Without prediction nothing is within reach before contact.
+    let nopred = RtcdParams { prediction: false, ..params };
+    assert!(!needs_standard_trace(Some(&reference(2.9 * thr, false)), &moved(2.5 * thr), 1.0, &nopred));
+    // A NaN pose never skips the trace.
+    let nan = Pose::from_translation(Vec3::splat(f32::NAN));
+    assert!(needs_standard_trace(Some(&reference(far, false)), &nan, 1.0, &params));
+}
+
+/// Shape 2 approaches shape 1 from far away. The first step with contacts is the same as with a
+/// standard trace on every step, and the pair is not re-traced while it is provably out of reach.
+#[test]
+fn no_contact_found_later_than_standard_tracing() {
+    let (a, b) = (blob(), blob());
+    let params = RtcdParams::from_meshes(&[&a, &b]);
+    let radius = a.max_radius().max(b.max_radius());
+    let speed = 0.4 * params.displacement_threshold;
+    let start = 2.0 * radius + 12.0 * params.displacement_threshold;
+    let pose_at =
+        |s: usize| Pose::new(Vec3::new(start - speed * s as f32, 0.05, 0.0), Quat::from_rotation_y(0.01 * s as f32));
+    let first_contact = |force_standard: bool| {
+        let mut np = NarrowPhase::new(params).unwrap();
+        let (mut deferred, mut first) = (0, None);
+        for s in 0..200 {
+            let out = np.step(
+                &[PairInput::new(PairKey::new(1, 2), &a, &b, pose_at(s))],
+                &StepOptions { force_standard, ..Default::default() },
+            );
+            let reference = np.pair_state(&PairKey::new(1, 2)).and_then(|st| st.reference).unwrap();
+            let o = &out.pairs[0];
+            if o.mode == StepMode::Iterative && max_displacement(&reference, &pose_at(s), radius) > params.displacement_threshold {
+                deferred += 1;
+            }
+            if first.is_none() && !o.manifolds.is_empty() && o.manifolds.iter().any(|m| m.points.iter().any(|p| p.dist < 0.0)) {
+                first = Some(s);
+            }
+        }
+        (first, deferred)
+    };
+    let (standard, _) = first_contact(true);
+    let (ours, deferred) = first_contact(false);
+    println!("first contact: step {standard:?} traced standard every step, {ours:?} with deferred traces ({deferred} deferred)");
+    assert!(standard.is_some(), "the scripted motion must reach contact");
+    assert_eq!(ours, standard);
+    assert!(deferred > 0, "no standard trace was put off");
+}
