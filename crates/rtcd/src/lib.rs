@@ -12,6 +12,10 @@
 //! - Lehericey et al. 2014: predictive rays (Alg. 1 lines 6-7, `culling_dist`, `distance_extension`)
 //!   and ray re-projection onto the hit normal (§3.2).
 //!
+//! One addition of ours, which changes no result: a pair that kept no ray record and whose meshes
+//! were provably apart at its last standard trace (a BVH-cut box gap) puts off its next standard trace
+//! until Eq. 2's displacement could have closed that gap ([`detect::needs_standard_trace`]).
+//!
 //! The crate has no Bevy and no GPU dependency. Everything is `f32`, as on the GPU.
 //!
 //! ```

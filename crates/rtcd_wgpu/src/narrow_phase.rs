@@ -359,7 +359,9 @@ impl GpuNarrowPhase {
             if standard {
                 let m = self.table.mirror_mut(a.slot);
                 m.reference = Some(p.pos12);
-                m.separation = separation_bound(p.mesh1, p.mesh2, &p.pos12);
+                // Only read for record-less pairs of the iterative algorithm (see
+                // `needs_standard_trace`); the record counts are known after the step.
+                m.separation = if params.iterative { separation_bound(p.mesh1, p.mesh2, &p.pos12) } else { 0.0 };
             }
             metrics.new_pairs += a.new as usize;
             gpu_pairs.push(GpuPair {

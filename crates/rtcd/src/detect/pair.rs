@@ -206,7 +206,12 @@ pub(crate) fn detect_pair(
     }
     if standard {
         state.reference = Some(input.pos12);
-        state.separation = separation_bound(input.mesh1, input.mesh2, &input.pos12);
+        // Only read for record-less pairs of the iterative algorithm (see `needs_standard_trace`).
+        state.separation = if params.iterative && state.records.iter().all(Vec::is_empty) {
+            separation_bound(input.mesh1, input.mesh2, &input.pos12)
+        } else {
+            0.0
+        };
         state.steps_since_standard = 0;
         metrics.standard_pairs = 1;
     } else {
