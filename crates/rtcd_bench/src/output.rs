@@ -136,6 +136,13 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
         Some(p) => p.named().iter().map(|(k, w)| (t(w.start), k.to_string())).collect(),
         None => r.window("peak").map(|w| vec![(t(w.start), "peak".to_string())]).unwrap_or_default(),
     };
+    // One series per simulated set-up, of a per-step figure.
+    let per_sim = |f: fn(&crate::sim::SimStep) -> f64| -> Vec<Series> {
+        r.sims
+            .iter()
+            .map(|s| Series::new(s.run.label.clone(), s.run.steps.iter().enumerate().map(|(i, x)| (t(i), f(x))).collect()))
+            .collect()
+    };
     let scene_title = if r.scene.quick { format!("scene {k} (quick)") } else { format!("scene {k}") };
     let mut plot = |what: &str, chart: Chart| -> Result<(), String> {
         let path = dir.join(name(what, "svg"));
@@ -283,11 +290,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
                 y_label: "ms per step (log)",
                 log_y: true,
                 markers: markers.clone(),
-                series: r
-                    .sims
-                    .iter()
-                    .map(|s| Series::new(s.run.label.clone(), s.run.steps.iter().enumerate().map(|(i, x)| (t(i), x.narrow_ms)).collect()))
-                    .collect(),
+                series: per_sim(|x| x.narrow_ms),
             },
         )?;
         plot(
@@ -298,11 +301,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
                 y_label: "ms per step (log)",
                 log_y: true,
                 markers: markers.clone(),
-                series: r
-                    .sims
-                    .iter()
-                    .map(|s| Series::new(s.run.label.clone(), s.run.steps.iter().enumerate().map(|(i, x)| (t(i), x.step_ms)).collect()))
-                    .collect(),
+                series: per_sim(|x| x.step_ms),
             },
         )?;
         plot(

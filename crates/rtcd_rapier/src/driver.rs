@@ -188,6 +188,10 @@ struct Entry {
     key: u64,
 }
 
+/// One pair after the two-tier reduction: its cache entry, and its rays (world pose of shape 1 and
+/// the rays) when the batch records them for the debug overlay.
+type Reduced = (CacheKey, CachedPair, Option<(Pose, rtcd::PairOutput)>);
+
 /// The batch pass and its backend. See the module docs.
 ///
 /// `Send + Sync` (the backend sits behind a mutex that `detect`, holding `&mut self`, never waits
@@ -425,7 +429,7 @@ impl RtcdDriver {
         self.debug.clear();
         let record = batch.record_rays;
         // The two-tier reduction of each pair, in parallel (one scratch reducer per worker).
-        let reduced: Vec<(CacheKey, CachedPair, Option<(Pose, rtcd::PairOutput)>)> = batch
+        let reduced: Vec<Reduced> = batch
             .pairs
             .par_iter()
             .zip(out.pairs.into_par_iter())

@@ -331,8 +331,7 @@ impl GpuNarrowPhase {
         let mut encoder = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:step") });
         // Same input checks as the CPU backend.
         let (outputs, valid) = rtcd::narrow_phase::check_pairs(pairs);
-        let mut metrics = StepMetrics::default();
-        metrics.failed_pairs = pairs.len() - valid.len();
+        let mut metrics = StepMetrics { failed_pairs: pairs.len() - valid.len(), ..Default::default() };
         let present: FxHashSet<PairKey> = valid.iter().map(|&i| pairs[i].key).collect();
         metrics.freed_pairs = self.table.retain(&present);
 
