@@ -212,14 +212,13 @@ fn start_backend(world: &mut World) {
     }
     let mut ds = state.driver.settings();
     ds.record_rays = settings.record_rays;
-    state.driver.set_settings(ds);
     if pipelined {
         // Results arrive a tick or two after their batch: refresh depths from the current poses and
         // reach speculative contacts of fast bodies three steps ahead.
         state.driver.set_miss_policy(rtcd_rapier::MissPolicy::RefreshDepths);
         ds.lookahead_steps = 3.0;
-        state.driver.set_settings(ds);
     }
+    state.driver.set_settings(ds);
     info!("rtcd: narrow phase on {active}, {params:?}");
     state.active = Some(active);
     state.pipelined = pipelined;

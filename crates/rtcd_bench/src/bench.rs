@@ -270,8 +270,7 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
             (false, TracerKind::BruteForce) => Sampling::Every(opts.brute_stride),
             (false, TracerKind::Bvh) => Sampling::Every(opts.bvh_stride),
         };
-        let backend = || NarrowPhase::new(v.params(&params)).map(|b| Box::new(b) as Box<dyn NarrowPhaseBackend>).map_err(|e| e.to_string());
-        let row = replay_row(&frames, backend, &v.key(), Some(v), "cpu".into(), &frames.options(), &sampling, 0..n)?;
+        let row = replay_row(&frames, cpu_backend(v.params(&params)), &v.key(), Some(v), "cpu".into(), &frames.options(), &sampling, 0..n)?;
         note(format!("  replayed {} (cpu, {}): {:.1} s", v.key(), row.sampling, row.wall_s));
         replays.push(row);
     }
@@ -279,7 +278,7 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     if opts.errors {
         for prediction in [false, true] {
             let v = Variant { tracer: TracerKind::Bvh, iterative: true, prediction };
-            let backend = || NarrowPhase::new(v.params(&params)).map(|b| Box::new(b) as Box<dyn NarrowPhaseBackend>).map_err(|e| e.to_string());
+            let backend = cpu_backend(v.params(&params));
             let o = StepOptions { measure_errors: true, ..frames.options() };
             let row = replay_row(&frames, backend, &format!("errors {}", v.key()), Some(v), "cpu".into(), &o, &Sampling::Every(1), 0..n)?;
             note(format!("  erroneous rays of {}: {:.1} s", v.key(), row.wall_s));
@@ -362,6 +361,11 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         sims,
         wall_s: start.elapsed().as_secs_f64(),
     })
+}
+
+/// A factory of fresh CPU backends for [`replay_row`].
+fn cpu_backend(params: RtcdParams) -> impl FnMut() -> Result<Box<dyn NarrowPhaseBackend>, String> {
+    move || NarrowPhase::new(params).map(|b| Box::new(b) as Box<dyn NarrowPhaseBackend>).map_err(|e| e.to_string())
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -434,8 +434,9 @@ impl RtcdDriver {
             .par_iter()
             .zip(out.pairs.into_par_iter())
             .filter(|(_, o)| o.error.is_none())
-            .map_init(Reducer::default, |reducer, (p, o)| {
-                let rays = record.then(|| (p.pose1, rtcd::PairOutput { rays: o.rays.clone(), ..Default::default() }));
+            .map_init(Reducer::default, |reducer, (p, mut o)| {
+                let rays =
+                    record.then(|| (p.pose1, rtcd::PairOutput { rays: std::mem::take(&mut o.rays), ..Default::default() }));
                 let manifolds = reducer.reduce_output(o, &to_rtcd(&p.pos12), angle, p.prediction, support_fraction);
                 let radius = p.mesh1.max_radius().max(p.mesh2.max_radius());
                 let pair = CachedPair { pos12: p.pos12, manifolds, radius, prediction: p.prediction.min(culling) };
@@ -514,9 +515,10 @@ impl RtcdDriver {
                 skin: co.contact_skin().max(0.0),
                 soft_linvel: rb
                     .filter(|rb| rb.soft_ccd_prediction() > 0.0)
+                    // As Rapier: the sweep of a step is at most the soft-CCD prediction (so at most
+                    // `lookahead_steps` predictions over the batch's lookahead).
                     .map_or(glam::Vec3::ZERO, |rb| {
-                        let ahead = self.settings.lookahead_steps.max(1.0);
-                        rb.linvel().clamp_length_max(ahead * rb.soft_ccd_prediction() / (ahead * self.settings.dt).max(1e-6))
+                        rb.linvel().clamp_length_max(rb.soft_ccd_prediction() / self.settings.dt.max(1e-6))
                     }),
                 body: rb.and(co.parent()),
                 body_type: rb.map_or(RigidBodyType::Fixed, |rb| rb.body_type()),

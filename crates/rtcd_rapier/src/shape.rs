@@ -264,8 +264,9 @@ impl Shape for RtcdShape {
         TypedShape::TriMesh(&self.data.trimesh)
     }
 
-    /// The thinnest wall of the mesh (smallest vertex exit distance): Rapier treats a body as fast,
-    /// and sweeps it, when a point moves more than half of it in a step.
+    /// The typical wall of the mesh (see `ccd_thickness_of`: first quartile of the vertex exit
+    /// distances): Rapier treats a body as fast, and sweeps it, when a point moves more than half
+    /// of it in a step.
     fn ccd_thickness(&self) -> Real {
         self.data.ccd_thickness
     }
