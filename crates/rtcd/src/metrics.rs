@@ -11,6 +11,9 @@ pub struct StepMetrics {
     pub pairs: usize,
     /// Pairs traced with the standard tracer this step.
     pub standard_pairs: usize,
+    /// Of [`Self::standard_pairs`], those without ray records whose separation bound put them out of
+    /// the rays' reach: no ray cast ([`crate::detect::ray_reach`]).
+    pub separated_pairs: usize,
     /// Pairs traced iteratively this step.
     pub iterative_pairs: usize,
     /// Pairs skipped with an error.
@@ -102,6 +105,7 @@ impl StepMetrics {
     pub fn add(&mut self, o: &StepMetrics) {
         self.pairs += o.pairs;
         self.standard_pairs += o.standard_pairs;
+        self.separated_pairs += o.separated_pairs;
         self.iterative_pairs += o.iterative_pairs;
         self.failed_pairs += o.failed_pairs;
         self.new_pairs += o.new_pairs;

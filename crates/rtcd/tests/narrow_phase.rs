@@ -114,3 +114,55 @@ fn metrics_count_rays_by_kind() {
     assert!((i.iterative_hit_rate() - s.contact_rays as f64 / (s.contact_rays + s.prediction_records) as f64).abs() < 1e-9);
     assert_eq!(i.contact_rays, s.contact_rays);
 }
+
+/// The work the iterative narrow phase skips changes no result: a standard step of a pair without
+/// records that the separation bound settles without rays equals a full standard trace (no contact),
+/// and the record-less iterative steps the step loop skips (not skipped while measuring errors)
+/// give the same outputs as when they run. A creeping pile, where pairs come into contact and part.
+#[test]
+fn skipped_work_changes_no_result() {
+    let meshes = vec![common::asset("blob_900"), common::asset("torus_900"), common::asset("bent_tube_896")];
+    let refs: Vec<&RtcdMesh> = meshes.iter().collect();
+    for prediction in [false, true] {
+        let params = RtcdParams { prediction, ..RtcdParams::from_meshes(&refs) };
+        let mut bodies = pile(&meshes, 24, 11);
+        let mut rng = common::rng(12);
+        let velocities: Vec<(Vec3, Vec3)> = (0..bodies.len())
+            .map(|_| {
+                let v = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
+                let w = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
+                (0.012 * v, 0.03 * w)
+            })
+            .collect();
+        let (mut np, mut measured, mut standard) =
+            (NarrowPhase::new(params).unwrap(), NarrowPhase::new(params).unwrap(), NarrowPhase::new(params).unwrap());
+        let (mut separated, mut quiet, mut standard_steps) = (0, 0, 0);
+        for step in 0..60 {
+            let pairs = pairs_of(&meshes, &bodies);
+            // Speculative contacts out to the predictive rays' reach, as the Rapier driver asks.
+            let opts = StepOptions { prediction_distance: params.culling_dist, ..Default::default() };
+            let out = np.step(&pairs, &opts);
+            let reference = measured.step(&pairs, &StepOptions { measure_errors: true, ..opts });
+            let full = standard.step(&pairs, &StepOptions { force_standard: true, ..opts });
+            separated += out.metrics.separated_pairs;
+            for (k, o) in out.pairs.iter().enumerate() {
+                assert_eq!(o.mode, reference.pairs[k].mode, "prediction {prediction}, step {step}, pair {k}");
+                assert_eq!(o.manifolds, reference.pairs[k].manifolds, "prediction {prediction}, step {step}, pair {k}");
+                if o.mode == StepMode::Standard {
+                    standard_steps += 1;
+                    assert_eq!(o.manifolds, full.pairs[k].manifolds, "prediction {prediction}, step {step}, pair {k}");
+                    let records = |n: &NarrowPhase| n.pair_state(&o.key).map(|s| s.records.clone());
+                    assert_eq!(records(&np), records(&standard), "prediction {prediction}, step {step}, pair {k}");
+                } else if o.manifolds.is_empty() && np.pair_state(&o.key).is_some_and(|s| s.records.iter().all(Vec::is_empty)) {
+                    quiet += 1;
+                }
+            }
+            for ((_, pose), (v, w)) in bodies.iter_mut().zip(&velocities) {
+                // Drift towards the pile's middle, and tumble.
+                let inward = (Vec3::new(1.2, 0.4, 1.2) - pose.translation) * 0.004;
+                *pose = Pose::new(pose.translation + *v + inward, Quat::from_scaled_axis(*w) * pose.rotation);
+            }
+        }
+        assert!(separated > 50 && quiet > 200 && standard_steps > 100, "{separated} separated, {quiet} quiet, {standard_steps} standard");
+    }
+}

@@ -23,7 +23,7 @@ use rtcd::{ContactManifold, NarrowPhase, ParamsError, RtcdParams};
 use rustc_hash::FxHashMap;
 
 use crate::{
-    convert::pose_distance,
+    convert::displacement,
     ground::{CuboidKey, GroundMeshes},
     reduction::Reducer,
 };
@@ -70,9 +70,9 @@ pub struct CachedPair {
     pub pos12: Pose,
     /// The manifolds (rtcd's, parry conventions).
     pub manifolds: Vec<ContactManifold>,
-    /// Largest vertex distance from either mesh's origin: converts a rotation into a displacement
-    /// (IRTCD 2013 Eq. 2) when choosing results to refresh.
-    pub radius: f32,
+    /// Each mesh's largest vertex distance from its origin (shape 1, shape 2): converts a rotation
+    /// into a displacement ([`rtcd::detect::max_displacement`]) when choosing results to refresh.
+    pub radii: [f32; 2],
     /// How far out the results hold speculative contacts (the batch's prediction for the pair, at
     /// most the predictive rays' `culling_dist`). Refreshing them at a pose displaced by `d` can only
     /// miss contacts that are now closer than `prediction - d`.
@@ -339,7 +339,7 @@ impl ContactCache {
         e.pairs
             .get(key)?
             .iter()
-            .map(|p| (pose_distance(&p.pos12, pos12, p.radius), p))
+            .map(|p| (displacement(&p.pos12, pos12, p.radii), p))
             .filter(|(d, _)| *d <= max_displacement)
             .min_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, p)| p.clone())
@@ -388,8 +388,8 @@ mod tests {
         let m = |n: Vec3| ContactManifold { local_n1: n, local_n2: -n, points: Default::default() };
         cache.publish(
             [
-                (key, CachedPair { pos12: p1, manifolds: vec![m(Vec3::X)], radius: 1.0, prediction: 0.1 }),
-                (key, CachedPair { pos12: p2, manifolds: vec![m(Vec3::NEG_X)], radius: 1.0, prediction: 0.1 }),
+                (key, CachedPair { pos12: p1, manifolds: vec![m(Vec3::X)], radii: [1.0; 2], prediction: 0.1 }),
+                (key, CachedPair { pos12: p2, manifolds: vec![m(Vec3::NEG_X)], radii: [1.0; 2], prediction: 0.1 }),
             ],
             0.0,
         );

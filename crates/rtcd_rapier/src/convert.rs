@@ -51,11 +51,11 @@ pub(crate) fn refresh_depths(m: &mut ContactManifold, pos12: &Pose) {
     }
 }
 
-/// IRTCD 2013 Eq. 2's bound on how far any point within `radius` of the origin moved between two
-/// relative poses: `|Δt| + angle(q_a, q_b) · radius`.
-pub(crate) fn pose_distance(a: &Pose, b: &Pose, radius: f32) -> f32 {
-    let d = a.rotation.dot(b.rotation).abs().min(1.0);
-    (a.translation - b.translation).length() + 2.0 * d.acos() * radius
+/// IRTCD 2013 Eq. 2's bound on how far any point of either mesh moved relative to the other between
+/// two relative poses ([`rtcd::detect::max_displacement`]); `radii`: each mesh's largest vertex
+/// distance from its origin.
+pub(crate) fn displacement(a: &Pose, b: &Pose, radii: [f32; 2]) -> f32 {
+    rtcd::detect::max_displacement(&to_rtcd(a), &to_rtcd(b), radii[0], radii[1])
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ use rtcd::{PairInput, PairKey, StepOptions};
 
 use crate::{
     cache::{CacheKey, ContactCache, Count, MissPolicy},
-    convert::{flipped, refresh_depths, to_rtcd},
+    convert::{displacement, flipped, refresh_depths, to_rtcd},
     ground::cuboid_key,
     manifolds::write_manifolds,
     shape::RtcdShape,
@@ -151,7 +151,7 @@ impl RtcdDispatcher {
                 if let Some(mut pair) = self.cache.nearest(&key, &stored_pos12, settings.refresh_max_displacement)
                     // Only while the stale results cannot be missing a contact: a vertex they did not
                     // hold was farther than their prediction, and is still farther than ours now.
-                    && rtcd::detect::max_displacement(&to_rtcd(&pair.pos12), &to_rtcd(&stored_pos12), pair.radius)
+                    && displacement(&pair.pos12, &stored_pos12, pair.radii)
                         <= pair.prediction - prediction
                 {
                     pair.manifolds.iter_mut().for_each(|m| refresh_depths(m, &stored_pos12));

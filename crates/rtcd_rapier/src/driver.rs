@@ -438,8 +438,8 @@ impl RtcdDriver {
                 let rays =
                     record.then(|| (p.pose1, rtcd::PairOutput { rays: std::mem::take(&mut o.rays), ..Default::default() }));
                 let manifolds = reducer.reduce_output(o, &to_rtcd(&p.pos12), angle, p.prediction, support_fraction);
-                let radius = p.mesh1.max_radius().max(p.mesh2.max_radius());
-                let pair = CachedPair { pos12: p.pos12, manifolds, radius, prediction: p.prediction.min(culling) };
+                let radii = [p.mesh1.max_radius(), p.mesh2.max_radius()];
+                let pair = CachedPair { pos12: p.pos12, manifolds, radii, prediction: p.prediction.min(culling) };
                 (p.cache_key, pair, rays)
             })
             .collect();

@@ -23,7 +23,7 @@ use rtcd::{
     BackendError, ContactCandidate, FeatureId, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind,
     RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     contact::{ReduceScratch, reduce_manifolds_with},
-    detect::{candidate_region, needs_standard_trace, separation_bound},
+    detect::{candidate_region, needs_standard_trace, ray_reach, separation_bound},
     narrow_phase::{RayDebug, RayOutcome},
 };
 use rustc_hash::FxHashSet;
@@ -346,12 +346,24 @@ impl GpuNarrowPhase {
             let m2 = self.meshes.ensure(&dev, &self.queue, &mut encoder, p.mesh2).map_err(too_large)?;
             let a = self.table.assign(&dev, &mut encoder, p.key, (p.mesh1.id(), p.mesh2.id())).map_err(too_large)?;
             let mirror = *self.table.mirror(a.slot);
-            let radius = p.mesh1.max_radius().max(p.mesh2.max_radius());
+            let (radius1, radius2) = (p.mesh1.max_radius(), p.mesh2.max_radius());
             let standard = a.new
                 || !params.iterative
                 || opts.force_standard
-                || needs_standard_trace(mirror.trace_reference().as_ref(), &p.pos12, radius, &params);
-            let (e0, e1) = if standard { (m1.vertex_count, m2.vertex_count) } else { (mirror.rec_counts[0], mirror.rec_counts[1]) };
+                || needs_standard_trace(mirror.trace_reference().as_ref(), &p.pos12, radius1, radius2, &params);
+            // As on the CPU: a pair without records whose meshes are out of the rays' reach gets a
+            // standard step without rays (its records stay empty).
+            let bound = (standard && params.iterative && !opts.force_standard && (a.new || mirror.rec_counts == [0, 0]))
+                .then(|| separation_bound(p.mesh1, p.mesh2, &p.pos12));
+            let separated = bound.is_some_and(|b| b > ray_reach(&params));
+            metrics.separated_pairs += usize::from(separated);
+            let (e0, e1) = if separated {
+                (0, 0)
+            } else if standard {
+                (m1.vertex_count, m2.vertex_count)
+            } else {
+                (mirror.rec_counts[0], mirror.rec_counts[1])
+            };
             let pos21 = p.pos12.inverse();
             let r0 = candidate_region(p.mesh1, p.mesh2, &pos21, params.distance_extension);
             let r1 = candidate_region(p.mesh2, p.mesh1, &p.pos12, params.distance_extension);
@@ -360,7 +372,8 @@ impl GpuNarrowPhase {
                 m.reference = Some(p.pos12);
                 // Only read for record-less pairs of the iterative algorithm (see
                 // `needs_standard_trace`); the record counts are known after the step.
-                m.separation = if params.iterative { separation_bound(p.mesh1, p.mesh2, &p.pos12) } else { 0.0 };
+                m.separation =
+                    if params.iterative { bound.unwrap_or_else(|| separation_bound(p.mesh1, p.mesh2, &p.pos12)) } else { 0.0 };
             }
             metrics.new_pairs += a.new as usize;
             gpu_pairs.push(GpuPair {

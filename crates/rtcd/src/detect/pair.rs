@@ -9,6 +9,7 @@ use glam::Vec3;
 use super::{PairState, RayKind, RayRecord};
 use crate::{
     aabb::Aabb,
+    bvh::BvhNode,
     contact::{ContactCandidate, ContactManifold, RayContact, ReduceScratch, reduce_manifolds_with, reproject},
     mesh::RtcdMesh,
     metrics::{ERROR_DEPTH_TOLERANCE, ErrorMetrics, StepMetrics},
@@ -78,53 +79,96 @@ pub fn candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, distance
 }
 
 /// IRTCD 2013 Eq. 2: an upper bound on how far any point of either body moved relative to the other
-/// since the reference pose.
-pub fn max_displacement(reference: &Pose, current: &Pose, max_radius: f32) -> f32 {
-    (reference.translation - current.translation).length() + reference.rotation_angle_to(current) * max_radius
+/// between two relative poses (shape 2 in shape 1's frame); `radius1`, `radius2`: each mesh's
+/// [`RtcdMesh::max_radius`].
+///
+/// The paper multiplies the rotation angle by the larger of the two radii. Seen from mesh 1's frame,
+/// mesh 1 does not move and a point `v` of mesh 2 moves by at most `|Δt₁₂| + angle · |v|`; seen from
+/// mesh 2's frame, the same with the roles swapped. Both frames describe the same relative motion, so
+/// the smaller of the two bounds the displacement too; it is never above the paper's, and for a small
+/// body on a large one (a pile on a 40 m ground box) it no longer turns a milliradian of rocking into
+/// centimetres.
+pub fn max_displacement(reference: &Pose, current: &Pose, radius1: f32, radius2: f32) -> f32 {
+    let angle = reference.rotation_angle_to(current);
+    let in_frame1 = (reference.translation - current.translation).length() + angle * radius2;
+    let (r21, c21) = (reference.inverse(), current.inverse());
+    let in_frame2 = (r21.translation - c21.translation).length() + angle * radius1;
+    in_frame1.min(in_frame2)
 }
 
-/// Depth of the hierarchy cut [`separation_bound`] compares: up to 8 boxes per mesh.
-const SEPARATION_CUT_DEPTH: u32 = 3;
+/// Most node pairs [`separation_bound`] opens per frame before it settles for the bound it has.
+const SEPARATION_VISITS: usize = 96;
 
-type Cut = arrayvec::ArrayVec<Aabb, { 1 << SEPARATION_CUT_DEPTH }>;
-
-/// A lower bound on the distance between two meshes, shape 2 at `pos12` in shape 1's frame: the
-/// smallest gap between the boxes of a cut through each mesh's BVH (the nodes 3 levels down), one
-/// mesh's boxes moved into the other's frame; the larger of the two frames' bounds (0 when boxes
-/// overlap in both).
+/// A lower bound on the distance between two meshes, shape 2 at `pos12` in shape 1's frame.
+///
+/// A best-first descent of both BVHs, nearest node pair first, one mesh's node boxes moved into the
+/// other's frame (a moved box contains its triangles, so the gap between two boxes is never more
+/// than the distance between their contents): the gap of the nearest leaf pair, or, once
+/// [`SEPARATION_VISITS`] node pairs were opened, the smallest gap still pending. In shape 1's frame,
+/// and in shape 2's when that gives 0; 0 when boxes overlap down to the leaves.
 pub fn separation_bound(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose) -> f32 {
-    let (cut1, cut2) = (bvh_cut(mesh1), bvh_cut(mesh2));
-    let bound = |own: &Cut, other: &Cut, pose: &Pose| {
-        let mut best = f32::INFINITY;
-        for o in other {
-            let o = o.transformed(pose);
-            for a in own {
-                best = best.min((a.min - o.max).max(o.min - a.max).max(Vec3::ZERO).length());
-            }
-        }
-        best
-    };
-    let g = bound(&cut1, &cut2, pos12).max(bound(&cut2, &cut1, &pos12.inverse()));
-    // An empty mesh has no cut: no bound.
+    let g = bvh_gap(mesh1.bvh(), mesh2.bvh(), pos12);
+    let g = if g > 0.0 { g } else { g.max(bvh_gap(mesh2.bvh(), mesh1.bvh(), &pos12.inverse())) };
+    // An empty mesh has no hierarchy: no bound.
     if g.is_finite() { g } else { 0.0 }
 }
 
-/// The boxes of the BVH nodes [`SEPARATION_CUT_DEPTH`] levels down (or of leaves above that depth).
-fn bvh_cut(mesh: &RtcdMesh) -> Cut {
-    fn visit(nodes: &[crate::bvh::BvhNode], i: usize, depth: u32, out: &mut Cut) {
-        let Some(node) = nodes.get(i) else { return };
-        if depth == SEPARATION_CUT_DEPTH || node.leaf_range().is_some() || i + 1 >= nodes.len() {
-            out.push(node.aabb());
-            return;
-        }
-        // Pre-order: the left child follows its parent; the right child is where the left child's
-        // miss link points.
-        visit(nodes, i + 1, depth + 1, out);
-        visit(nodes, nodes[i + 1].miss as usize, depth + 1, out);
+/// [`separation_bound`] in `own`'s frame; `pose` maps `other`'s frame into it. Infinite when either
+/// hierarchy is empty.
+fn bvh_gap(own: &[BvhNode], other: &[BvhNode], pose: &Pose) -> f32 {
+    use std::{cmp::Reverse, collections::BinaryHeap};
+    if own.is_empty() || other.is_empty() {
+        return f32::INFINITY;
     }
-    let mut out = Cut::new();
-    visit(mesh.bvh(), 0, 0, &mut out);
-    out
+    fn gap(a: &Aabb, b: &Aabb) -> f32 {
+        (a.min - b.max).max(b.min - a.max).max(Vec3::ZERO).length()
+    }
+    // Children of an internal node in pre-order: the next node, and where that one's miss link
+    // points.
+    let children = |nodes: &[BvhNode], i: u32| [i + 1, nodes[i as usize + 1].miss];
+    // `Aabb::transformed` with the rotation's absolute matrix computed once.
+    let rot = glam::Mat3::from_quat(pose.rotation);
+    let abs = glam::Mat3::from_cols(rot.x_axis.abs(), rot.y_axis.abs(), rot.z_axis.abs());
+    let other_box = |j: u32| {
+        let b = other[j as usize].aabb();
+        let r = abs * (b.extents() * 0.5);
+        let c = pose.transform_point(b.center());
+        Aabb::new(c - r, c + r)
+    };
+    // Gaps are never negative, so their bits order like the values: a min-heap on them.
+    let entry = |d: f32, i: u32, j: u32| Reverse((d.to_bits(), i, j));
+    let mut pending = BinaryHeap::with_capacity(2 * SEPARATION_VISITS + 1);
+    pending.push(entry(gap(&own[0].aabb(), &other_box(0)), 0, 0));
+    for _ in 0..SEPARATION_VISITS {
+        let Some(Reverse((bits, i, j))) = pending.pop() else { break };
+        let (a, b) = (&own[i as usize], &other[j as usize]);
+        match (a.leaf_range(), b.leaf_range()) {
+            // The nearest pending pair is two leaves: nothing pending can be nearer.
+            (Some(_), Some(_)) => return f32::from_bits(bits),
+            // Open the larger box (or the only internal one).
+            (None, leaf_b) if leaf_b.is_some() || a.aabb().surface_area() >= b.aabb().surface_area() => {
+                let bb = other_box(j);
+                for c in children(own, i) {
+                    pending.push(entry(gap(&own[c as usize].aabb(), &bb), c, j));
+                }
+            }
+            _ => {
+                let ba = a.aabb();
+                for c in children(other, j) {
+                    pending.push(entry(gap(&ba, &other_box(c)), i, c));
+                }
+            }
+        }
+    }
+    pending.peek().map_or(f32::INFINITY, |Reverse((bits, ..))| f32::from_bits(*bits))
+}
+
+/// How far from the other mesh a ray of a standard trace can find anything: 0 without prediction (a
+/// ray counts a contact only when it meets the other mesh before leaving its own, which needs the
+/// meshes to touch), `culling_dist` with it (predictions stop there). A pair without ray records
+/// whose [`separation_bound`] is above this needs no standard trace: it would find nothing.
+pub fn ray_reach(params: &RtcdParams) -> f32 {
+    if params.prediction { params.culling_dist } else { 0.0 }
 }
 
 /// What a pair kept from its last standard trace, for [`needs_standard_trace`].
@@ -147,14 +191,37 @@ pub struct TraceReference {
 /// ray — penetration, or `culling_dist` with prediction — while the displacement stays under
 /// `separation - reach` (the distance between two rigid bodies shrinks by at most the relative
 /// displacement of their points), so the trace, which would find nothing, is put off until then.
-pub fn needs_standard_trace(reference: Option<&TraceReference>, pos12: &Pose, max_radius: f32, params: &RtcdParams) -> bool {
+pub fn needs_standard_trace(
+    reference: Option<&TraceReference>,
+    pos12: &Pose,
+    radius1: f32,
+    radius2: f32,
+    params: &RtcdParams,
+) -> bool {
     let Some(r) = reference else { return true };
-    let d = max_displacement(&r.pose, pos12, max_radius);
+    let d = max_displacement(&r.pose, pos12, radius1, radius2);
     if d <= params.displacement_threshold {
         return false;
     }
-    let reach = if params.prediction { params.culling_dist } else { 0.0 };
-    r.has_records || d.is_nan() || d >= r.separation - reach
+    r.has_records || d.is_nan() || d >= r.separation - ray_reach(params)
+}
+
+/// Whether an iterative step of the pair is sure to find nothing, so the caller can skip it: the
+/// pair kept no ray record (nothing to walk from) and [`needs_standard_trace`] says no. The state
+/// of such a step only counts it (`steps_since_standard`); [`detect_pair`] would return no contact.
+pub(crate) fn is_quiet_step(input: &PairInput, state: &PairState, params: &RtcdParams, opts: &StepOptions) -> bool {
+    params.iterative
+        && !opts.force_standard
+        && !opts.measure_errors
+        && state.mesh_ids == (input.mesh1.id(), input.mesh2.id())
+        && state.records.iter().all(Vec::is_empty)
+        && !needs_standard_trace(
+            state.trace_reference().as_ref(),
+            &input.pos12,
+            input.mesh1.max_radius(),
+            input.mesh2.max_radius(),
+            params,
+        )
 }
 
 pub(crate) fn detect_pair(
@@ -173,11 +240,17 @@ pub(crate) fn detect_pair(
             PairState { mesh_ids: ids, ..Default::default() }
         }
     };
-    let radius = input.mesh1.max_radius().max(input.mesh2.max_radius());
+    let (radius1, radius2) = (input.mesh1.max_radius(), input.mesh2.max_radius());
     let standard = !params.iterative
         || opts.force_standard
-        || needs_standard_trace(state.trace_reference().as_ref(), &input.pos12, radius, params);
+        || needs_standard_trace(state.trace_reference().as_ref(), &input.pos12, radius1, radius2, params);
     let mode = if standard { StepMode::Standard } else { StepMode::Iterative };
+    // A standard trace of a pair without records: first the separation bound, and no trace when it
+    // puts the meshes out of the rays' reach (it would find nothing; the records stay empty).
+    let recordless = state.records.iter().all(Vec::is_empty);
+    let bound = (standard && params.iterative && !opts.force_standard && recordless)
+        .then(|| separation_bound(input.mesh1, input.mesh2, &input.pos12));
+    let separated = bound.is_some_and(|b| b > ray_reach(params));
     let dirs = Direction::both(input);
     let mut rays = Vec::new();
     scratch.contacts.clear();
@@ -185,7 +258,9 @@ pub(crate) fn detect_pair(
     for (d, dir) in dirs.iter().enumerate() {
         let first = scratch.contacts.len();
         let records = &mut state.records[d];
-        if standard {
+        if separated {
+            records.clear();
+        } else if standard {
             standard_direction(dir, params, &mut metrics, opts.record_rays.then_some(&mut rays), &mut scratch.contacts, records);
         } else {
             iterative_direction(dir, records, params, &mut metrics, opts.record_rays.then_some(&mut rays), &mut scratch.contacts);
@@ -208,12 +283,13 @@ pub(crate) fn detect_pair(
         state.reference = Some(input.pos12);
         // Only read for record-less pairs of the iterative algorithm (see `needs_standard_trace`).
         state.separation = if params.iterative && state.records.iter().all(Vec::is_empty) {
-            separation_bound(input.mesh1, input.mesh2, &input.pos12)
+            bound.unwrap_or_else(|| separation_bound(input.mesh1, input.mesh2, &input.pos12))
         } else {
             0.0
         };
         state.steps_since_standard = 0;
         metrics.standard_pairs = 1;
+        metrics.separated_pairs = usize::from(separated);
     } else {
         state.steps_since_standard += 1;
         metrics.iterative_pairs = 1;
