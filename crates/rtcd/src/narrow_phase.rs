@@ -11,7 +11,7 @@ use crate::{
     contact::{ContactCandidate, ContactManifold},
     detect::{
         PairState, RayKind,
-        pair::{Scratch, detect_pair, is_quiet_step},
+        pair::{PairResult, Scratch, detect_pair, is_quiet_step},
     },
     error::PairError,
     mesh::RtcdMesh,
@@ -182,17 +182,35 @@ pub fn check_pairs(pairs: &[PairInput]) -> (Vec<PairOutput>, Vec<usize>) {
 }
 
 /// The CPU narrow phase: call [`NarrowPhase::step`] once per simulation step with the candidate pairs.
+///
+/// Pair states live in slots that stay put from step to step (a key → slot index finds them), so a
+/// step moves no state: each worker updates its pairs' slots in place.
 #[derive(Clone, Debug)]
 pub struct NarrowPhase {
     params: RtcdParams,
-    states: FxHashMap<PairKey, PairState>,
+    index: FxHashMap<PairKey, u32>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Steps run; a slot whose `seen` falls behind lost its pair.
+    now: u64,
 }
+
+#[derive(Clone, Debug, Default)]
+struct Slot {
+    key: PairKey,
+    state: PairState,
+    /// The step that last had this pair.
+    seen: u64,
+}
+
+/// No input pair in this slot this step.
+const NO_INPUT: u32 = u32::MAX;
 
 impl NarrowPhase {
     /// A narrow phase with these parameters (checked with [`RtcdParams::validate`]).
     pub fn new(params: RtcdParams) -> Result<Self, ParamsError> {
         params.validate()?;
-        Ok(Self { params, states: FxHashMap::default() })
+        Ok(Self { params, index: FxHashMap::default(), slots: Vec::new(), free: Vec::new(), now: 0 })
     }
 
     /// The parameters.
@@ -204,25 +222,27 @@ impl NarrowPhase {
     pub fn set_params(&mut self, params: RtcdParams) -> Result<(), ParamsError> {
         params.validate()?;
         self.params = params;
-        for s in self.states.values_mut() {
-            s.reference = None;
+        for s in &mut self.slots {
+            s.state.reference = None;
         }
         Ok(())
     }
 
     /// The state kept for a pair, if any.
     pub fn pair_state(&self, key: &PairKey) -> Option<&PairState> {
-        self.states.get(key)
+        self.index.get(key).map(|&s| &self.slots[s as usize].state)
     }
 
     /// Number of pairs with state.
     pub fn pair_count(&self) -> usize {
-        self.states.len()
+        self.index.len()
     }
 
     /// Forgets every pair.
     pub fn clear(&mut self) {
-        self.states.clear();
+        self.index.clear();
+        self.slots.clear();
+        self.free.clear();
     }
 
     /// Runs one step over `pairs`. Pairs absent from `pairs` lose their state; a pair with an error
@@ -230,47 +250,77 @@ impl NarrowPhase {
     pub fn step(&mut self, pairs: &[PairInput], opts: &StepOptions) -> StepOutput {
         let start = Instant::now();
         let (mut outputs, valid) = check_pairs(pairs);
-        let params = self.params;
-        let mut metrics = StepMetrics::default();
-        let mut states = FxHashMap::with_capacity_and_hasher(valid.len(), Default::default());
-        let mut jobs = Vec::with_capacity(valid.len());
-        // Most pairs of a resting pile have no record and are out of reach: nothing to trace. Told
-        // apart in parallel (Eq. 2 per pair), then taken out of the job list.
-        let quiet: Vec<bool> = valid
-            .par_iter()
-            .with_min_len(64)
-            .map(|&i| self.states.get(&pairs[i].key).is_some_and(|s| is_quiet_step(&pairs[i], s, &params, opts)))
-            .collect();
-        for (i, quiet) in valid.into_iter().zip(quiet) {
-            let p = &pairs[i];
-            match self.states.remove(&p.key) {
-                Some(mut s) if quiet => {
-                    s.steps_since_standard += 1;
-                    metrics.pairs += 1;
-                    metrics.iterative_pairs += 1;
-                    outputs[i].mode = StepMode::Iterative;
-                    states.insert(p.key, s);
+        self.now += 1;
+        let now = self.now;
+        // Each valid pair's slot (a new one, with a default state, for a new pair).
+        let mut input_of = vec![NO_INPUT; self.slots.len()];
+        for &i in &valid {
+            let key = pairs[i].key;
+            let slot = match self.index.get(&key) {
+                Some(&s) => s,
+                None => {
+                    let s = match self.free.pop() {
+                        Some(s) => s,
+                        None => {
+                            self.slots.push(Slot::default());
+                            input_of.push(NO_INPUT);
+                            self.slots.len() as u32 - 1
+                        }
+                    };
+                    self.slots[s as usize] = Slot { key, state: PairState::default(), seen: now };
+                    self.index.insert(key, s);
+                    s
                 }
-                state => jobs.push((i, state)),
+            };
+            self.slots[slot as usize].seen = now;
+            input_of[slot as usize] = i as u32;
+        }
+        // Departed pairs (and pairs with an error) free their slot.
+        let mut metrics = StepMetrics::default();
+        for (s, slot) in self.slots.iter_mut().enumerate() {
+            if slot.seen != now && slot.seen != 0 {
+                self.index.remove(&slot.key);
+                *slot = Slot::default();
+                self.free.push(s as u32);
+                metrics.freed_pairs += 1;
             }
         }
-        let results: Vec<_> = jobs
-            .into_par_iter()
+        metrics.failed_pairs = pairs.len() - valid.len();
+
+        // Every pair in parallel, each worker on its pairs' slots. Most pairs of a resting pile have
+        // no record and are out of reach: nothing to trace, nothing to return.
+        let params = self.params;
+        let results: Vec<(usize, PairResult)> = self
+            .slots
+            .par_iter_mut()
+            .zip(input_of.par_iter())
             .with_min_len(8)
-            .map_init(Scratch::default, |scratch, (i, state)| (i, detect_pair(&pairs[i], state, &params, opts, scratch)))
+            .filter(|(_, i)| **i != NO_INPUT)
+            .map_init(Scratch::default, |scratch, (slot, &i)| {
+                let p = &pairs[i as usize];
+                if is_quiet_step(p, &slot.state, &params, opts) {
+                    slot.state.steps_since_standard += 1;
+                    return None;
+                }
+                Some((i as usize, detect_pair(p, &mut slot.state, &params, opts, scratch)))
+            })
+            .flatten()
             .collect();
-        metrics.freed_pairs = self.states.len();
-        metrics.failed_pairs = outputs.iter().filter(|o| o.error.is_some()).count();
+        let quiet = valid.len() - results.len();
+        metrics.pairs += quiet;
+        metrics.iterative_pairs += quiet;
+        for &i in &valid {
+            // Overwritten below for the pairs that ran.
+            outputs[i].mode = StepMode::Iterative;
+        }
         for (i, r) in results {
             metrics.add(&r.metrics);
-            states.insert(pairs[i].key, r.state);
             let o = &mut outputs[i];
             o.mode = r.mode;
             o.manifolds = r.manifolds;
             o.rays = r.rays;
             o.contacts = r.contacts;
         }
-        self.states = states;
         metrics.time = start.elapsed();
         StepOutput { pairs: outputs, metrics }
     }

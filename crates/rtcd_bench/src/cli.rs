@@ -29,6 +29,8 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --bvh-stride N        time standard BVH variants on every N-th step (default: 1 with --quick,
                         2 otherwise)
   --measure-stride N    penetration measure (standard trace) on every N-th step (default 1 / 5)
+  --repeat N            CPU replays run N times, each on a fresh backend, and keep each step's
+                        fastest time (steadier figures on a busy machine; default 1)
   --no-errors           skip the erroneous-ray runs (measure_errors, one per prediction setting)
   --seconds S           override the scenes' simulated duration
   --out DIR             output folder (default: <workspace>/target/rtcd_bench)
@@ -65,6 +67,8 @@ pub struct Options {
     pub bvh_stride: usize,
     /// Stride of the penetration measure.
     pub measure_stride: usize,
+    /// Runs of each CPU replay (fastest time per step kept).
+    pub repeat: usize,
     /// Erroneous-ray runs.
     pub errors: bool,
     /// Duration override.
@@ -100,6 +104,7 @@ impl Options {
             brute_every_step: false,
             bvh_stride: 0,
             measure_stride: 0,
+            repeat: 1,
             errors: true,
             seconds: None,
             out: workspace().join("target/rtcd_bench"),
@@ -147,6 +152,7 @@ impl Options {
                 "--brute-every-step" => o.brute_every_step = true,
                 "--bvh-stride" => o.bvh_stride = num(value()?)?.max(1),
                 "--measure-stride" => o.measure_stride = num(value()?)?.max(1),
+                "--repeat" => o.repeat = num(value()?)?.max(1),
                 "--no-errors" => o.errors = false,
                 "--seconds" => {
                     let v = value()?;

@@ -21,7 +21,6 @@ use crate::{
 };
 
 pub(crate) struct PairResult {
-    pub state: PairState,
     pub mode: StepMode,
     pub manifolds: Vec<ContactManifold>,
     pub rays: Vec<RayDebug>,
@@ -226,20 +225,18 @@ pub(crate) fn is_quiet_step(input: &PairInput, state: &PairState, params: &RtcdP
 
 pub(crate) fn detect_pair(
     input: &PairInput,
-    state: Option<PairState>,
+    state: &mut PairState,
     params: &RtcdParams,
     opts: &StepOptions,
     scratch: &mut Scratch,
 ) -> PairResult {
     let ids = (input.mesh1.id(), input.mesh2.id());
     let mut metrics = StepMetrics { pairs: 1, ..Default::default() };
-    let mut state = match state {
-        Some(s) if s.mesh_ids == ids => s,
-        _ => {
-            metrics.new_pairs = 1;
-            PairState { mesh_ids: ids, ..Default::default() }
-        }
-    };
+    // A new pair's state is the default one, whose mesh ids (0, 0) no mesh has.
+    if state.mesh_ids != ids {
+        metrics.new_pairs = 1;
+        *state = PairState { mesh_ids: ids, ..Default::default() };
+    }
     let (radius1, radius2) = (input.mesh1.max_radius(), input.mesh2.max_radius());
     let standard = !params.iterative
         || opts.force_standard
@@ -318,7 +315,7 @@ pub(crate) fn detect_pair(
     metrics.manifolds = manifolds.len() as u64;
     metrics.manifold_points = manifolds.iter().map(|m| m.points.len() as u64).sum();
     metrics.prediction_records = state.records.iter().flatten().filter(|r| !r.in_contact).count() as u64;
-    PairResult { state, mode, manifolds, rays, contacts: kept, metrics }
+    PairResult { mode, manifolds, rays, contacts: kept, metrics }
 }
 
 #[allow(clippy::too_many_arguments)]
