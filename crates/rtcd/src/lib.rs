@@ -12,9 +12,16 @@
 //! - Lehericey et al. 2014: predictive rays (Alg. 1 lines 6-7, `culling_dist`, `distance_extension`)
 //!   and ray re-projection onto the hit normal (§3.2).
 //!
-//! One addition of ours, which changes no result: a pair that kept no ray record and whose meshes
-//! were provably apart at its last standard trace (a BVH-cut box gap) puts off its next standard trace
-//! until Eq. 2's displacement could have closed that gap ([`detect::needs_standard_trace`]).
+//! Additions of ours:
+//! - Eq. 2 bounds the rotation's share with the radius of the mesh that moves in the other's frame
+//!   (the smaller of the two frames' bounds, [`detect::max_displacement`]), never more than the
+//!   paper's larger radius: a body rocking on a 40 m ground box is no longer re-traced for each
+//!   milliradian.
+//! - Changing no result: a pair without ray records is not traced when a lower bound on the distance
+//!   between its meshes ([`detect::separation_bound`], a best-first descent of both BVHs) puts them
+//!   beyond the rays' reach ([`detect::ray_reach`]): its standard step casts no ray. Until Eq. 2's
+//!   displacement could have closed that gap, it takes no step at all
+//!   ([`detect::needs_standard_trace`]).
 //!
 //! The crate has no Bevy and no GPU dependency. Everything is `f32`, as on the GPU.
 //!
