@@ -1,5 +1,5 @@
 //! Per-pair detection: Hermann's vertex rays, IRTCD's iterative walk with its displacement criterion,
-//! and the 2014 paper's predictive rays. [`pair::detect_pair`] runs one pair for one step.
+//! and the 2014 paper's predictive rays. `pair::detect_pair` runs one pair for one step.
 
 pub(crate) mod pair;
 

@@ -103,7 +103,7 @@ const SEPARATION_VISITS: usize = 96;
 /// A best-first descent of both BVHs, nearest node pair first, one mesh's node boxes moved into the
 /// other's frame (a moved box contains its triangles, so the gap between two boxes is never more
 /// than the distance between their contents): the gap of the nearest leaf pair, or, once
-/// [`SEPARATION_VISITS`] node pairs were opened, the smallest gap still pending. In shape 1's frame,
+/// `SEPARATION_VISITS` (96) node pairs were opened, the smallest gap still pending. In shape 1's frame,
 /// and in shape 2's when that gives 0; 0 when boxes overlap down to the leaves.
 pub fn separation_bound(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose) -> f32 {
     let g = bvh_gap(mesh1.bvh(), mesh2.bvh(), pos12);

@@ -2,7 +2,7 @@
 //!
 //! In order: shape checks (empty, index count, NaN/inf, index range), welding of duplicate vertices,
 //! dropping of degenerate and repeated triangles (counted; rejected past
-//! [`MAX_DEGENERATE_SHARE`](super::MAX_DEGENERATE_SHARE)), the non-manifold check, winding repair by
+//! [`MAX_DEGENERATE_SHARE`]), the non-manifold check, winding repair by
 //! orientation propagation, and flipping of inside-out closed components (negative signed volume).
 
 use std::collections::{HashMap, VecDeque};
