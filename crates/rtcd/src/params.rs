@@ -19,17 +19,21 @@ pub enum TracerKind {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RtcdParams {
     /// IRTCD 2013 Eq. 2: a pair is traced iteratively while
-    /// `max_dis = |t_ni - t| + angle(q_ni, q) * max_radius` stays at or under this distance since its
-    /// last standard step; above it, a standard trace runs and resets `(t_ni, q_ni)`.
+    /// `max_dis = |t_ni - t| + angle(q_ni, q) * radius` ([`crate::detect::max_displacement`]) stays at
+    /// or under this distance since its last standard step; above it, a standard trace runs and
+    /// resets `(t_ni, q_ni)`.
     /// Default: one average triangle edge.
     pub displacement_threshold: f32,
     /// IRTCD 2013 Eq. 1: most triangles one iterative walk visits,
     /// `max_it = confidence * displacement_threshold / average_triangle_size` (rounded up).
     /// Default: 4 (confidence 4 at the default threshold).
     pub max_it: u32,
-    /// 2014 §3.1: candidate vertices are those inside the overlap of the two bounding boxes extended by
-    /// this distance on every side. Must be greater than `displacement_threshold`, so vertices that can
-    /// enter the other body before the next standard step are traced. Default: 1.5 × threshold.
+    /// 2014 §3.1: with prediction, candidate vertices are those inside the overlap of the two bounding
+    /// boxes extended by this distance on every side. Must be greater than `displacement_threshold`,
+    /// so vertices that can enter the other body before the next standard step get a predictive
+    /// record. Without prediction the overlap itself (Hermann 2008 §3.2): a vertex outside it cannot
+    /// be in contact, and only contacts are kept ([`RtcdParams::candidate_extension`]).
+    /// Default: 1.5 × threshold.
     pub distance_extension: f32,
     /// 2014 Eq. 1: predictive rays longer than `culling_dist = confidence * displacement_threshold`
     /// are dropped. Default: the threshold (confidence 1: a vertex cannot close a larger gap before the next
@@ -62,6 +66,12 @@ pub struct ParamsError {
 }
 
 impl RtcdParams {
+    /// How far the bounding-box overlap is grown to pick candidate vertices: `distance_extension`
+    /// with prediction, 0 without.
+    pub fn candidate_extension(&self) -> f32 {
+        if self.prediction { self.distance_extension } else { 0.0 }
+    }
+
     /// Confidence of Eq. 1 (2013) used by the defaults.
     pub const DEFAULT_MAX_IT_CONFIDENCE: f32 = 4.0;
     /// Confidence of Eq. 1 (2014) used by the defaults.

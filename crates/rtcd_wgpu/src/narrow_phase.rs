@@ -365,8 +365,8 @@ impl GpuNarrowPhase {
                 (mirror.rec_counts[0], mirror.rec_counts[1])
             };
             let pos21 = p.pos12.inverse();
-            let r0 = candidate_region(p.mesh1, p.mesh2, &pos21, params.distance_extension);
-            let r1 = candidate_region(p.mesh2, p.mesh1, &p.pos12, params.distance_extension);
+            let r0 = candidate_region(p.mesh1, p.mesh2, &pos21, params.candidate_extension());
+            let r1 = candidate_region(p.mesh2, p.mesh1, &p.pos12, params.candidate_extension());
             if standard {
                 let m = self.table.mirror_mut(a.slot);
                 m.reference = Some(p.pos12);

@@ -360,7 +360,7 @@ fn standard_direction(
     records: &mut Vec<RayRecord>,
 ) {
     records.clear();
-    let region = dir.candidate_region(params.distance_extension);
+    let region = dir.candidate_region(params.candidate_extension());
     if region.is_empty() {
         return;
     }
