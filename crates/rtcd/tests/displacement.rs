@@ -2,7 +2,10 @@
 //! point of either mesh really moved relative to the other, never above the paper's form (the larger
 //! radius times the angle), and for a small body rocking on a large one, the small body's radius.
 
+mod common;
+
 use glam::{Quat, Vec3};
+use rand::Rng;
 use rtcd::{Pose, RtcdMesh, detect::max_displacement, shapes};
 
 fn mesh(half: Vec3) -> RtcdMesh {
@@ -20,13 +23,8 @@ fn true_displacement(moving: &RtcdMesh, a: &Pose, b: &Pose) -> f32 {
 fn bounds_the_relative_motion_of_both_meshes_and_never_exceeds_the_papers_form() {
     let (small, large) = (mesh(Vec3::new(0.3, 0.2, 0.4)), mesh(Vec3::new(20.0, 0.5, 20.0)));
     let (r1, r2) = (large.max_radius(), small.max_radius());
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut rnd = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f32 / (1u64 << 53) as f32
-    };
+    let mut rng = common::rng(0x2545);
+    let mut rnd = || rng.random::<f32>();
     let mut tighter = 0;
     for _ in 0..500 {
         let axis = |r: &mut dyn FnMut() -> f32| Vec3::new(r() - 0.5, r() - 0.5, r() - 0.5).normalize_or(Vec3::Y);
