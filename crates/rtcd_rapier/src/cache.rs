@@ -177,6 +177,7 @@ struct Counters {
     miss_nanos: AtomicU64,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Count {
     Hit,
     Miss(Duration),
@@ -186,8 +187,25 @@ pub(crate) enum Count {
 
 #[derive(Default)]
 struct Entries {
-    pairs: FxHashMap<CacheKey, Vec<CachedPair>>,
+    pairs: FxHashMap<CacheKey, Results>,
     prediction: f32,
+}
+
+/// The results under one key: nearly always one, so it is stored inline (a `Vec` per key cost an
+/// allocation and a free per pair and step); more only when colliders share a key.
+struct Results {
+    first: CachedPair,
+    more: Vec<CachedPair>,
+}
+
+impl Results {
+    fn iter(&self) -> impl Iterator<Item = &CachedPair> {
+        std::iter::once(&self.first).chain(&self.more)
+    }
+
+    fn len(&self) -> usize {
+        1 + self.more.len()
+    }
 }
 
 struct Inner {
@@ -267,7 +285,12 @@ impl ContactCache {
         let mut e = write(&self.inner.entries);
         e.pairs.clear();
         for (key, pair) in pairs {
-            e.pairs.entry(key).or_default().push(pair);
+            match e.pairs.entry(key) {
+                std::collections::hash_map::Entry::Occupied(mut o) => o.get_mut().more.push(pair),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(Results { first: pair, more: Vec::new() });
+                }
+            }
         }
         e.prediction = prediction;
     }
@@ -279,7 +302,7 @@ impl ContactCache {
 
     /// Number of cached pairs.
     pub fn len(&self) -> usize {
-        read(&self.inner.entries).pairs.values().map(Vec::len).sum()
+        read(&self.inner.entries).pairs.values().map(Results::len).sum()
     }
 
     /// Whether nothing is cached.
@@ -330,6 +353,19 @@ impl ContactCache {
         let tolerance = read(&self.inner.settings).tolerance;
         let e = read(&self.inner.entries);
         e.pairs.get(key)?.iter().find(|p| tolerance.matches(&p.pos12, pos12)).map(|p| p.manifolds.clone())
+    }
+
+    /// Runs `f` on the manifolds of the cached result of `key` computed at `pos12` (within the
+    /// tolerance), in place, if there is one.
+    pub(crate) fn read_exact<R>(
+        &self,
+        key: &CacheKey,
+        pos12: &Pose,
+        f: impl FnOnce(&[ContactManifold]) -> R,
+    ) -> Option<R> {
+        let tolerance = read(&self.inner.settings).tolerance;
+        let e = read(&self.inner.entries);
+        e.pairs.get(key)?.iter().find(|p| tolerance.matches(&p.pos12, pos12)).map(|p| f(&p.manifolds))
     }
 
     /// The cached result of `key` nearest to `pos12` (IRTCD Eq. 2 displacement), if within

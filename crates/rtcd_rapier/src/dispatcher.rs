@@ -72,6 +72,10 @@ pub struct RtcdDispatcher {
     cache: ContactCache,
 }
 
+/// The cache keys a call may be stored under, each with whether the stored order is this call's
+/// swapped: one, or both orders when two colliders share an instance.
+type Keys = arrayvec::ArrayVec<(CacheKey, bool), 2>;
+
 /// One side of a pair, as the dispatcher recognises it.
 enum Side<'a> {
     Mesh(&'a RtcdShape),
@@ -108,46 +112,74 @@ impl RtcdDispatcher {
         g2: &dyn Shape,
         prediction: Real,
     ) -> Option<Vec<rtcd::ContactManifold>> {
+        let mut result = Vec::new();
+        self.resolve_with(pos12, g1, g2, prediction, |ms, swapped| {
+            result = if swapped { ms.iter().map(flipped).collect() } else { ms.to_vec() };
+        })?;
+        Some(result)
+    }
+
+    /// [`RtcdDispatcher::resolve`] without copies: `write` gets the manifolds and whether they are
+    /// stored in the other order (shape 1 and 2 swapped). A cache hit is read in place.
+    fn resolve_with(
+        &self,
+        pos12: &Pose,
+        g1: &dyn Shape,
+        g2: &dyn Shape,
+        prediction: Real,
+        mut write: impl FnMut(&[rtcd::ContactManifold], bool),
+    ) -> Option<()> {
         let settings = self.cache.settings();
         let (s1, s2) = (Side::of(g1, settings.cuboids)?, Side::of(g2, settings.cuboids)?);
         // (cache key, whether this call's order is the key's order swapped) candidates.
+        let ground: std::sync::Arc<rtcd::RtcdMesh>;
         let (keys, mesh1, mesh2) = match (&s1, &s2) {
             (Side::Mesh(a), Side::Mesh(b)) => {
                 let (key, swapped) = CacheKey::meshes(a.id(), b.id());
                 // Two colliders sharing an instance: the stored order is unknown, try both.
-                let keys = if a.id() == b.id() { vec![(key, false), (key, true)] } else { vec![(key, swapped)] };
-                (keys, a.mesh().clone(), b.mesh().clone())
+                let keys: Keys = if a.id() == b.id() { [(key, false), (key, true)].into() } else { [(key, swapped)].into_iter().collect() };
+                (keys, a.mesh(), b.mesh())
             }
             (Side::Mesh(a), Side::Cuboid(c)) => {
-                let ground = self.cache.grounds().get(c.half_extents)?;
-                (vec![(CacheKey::cuboid(a.id(), cuboid_key(c.half_extents)), false)], a.mesh().clone(), ground)
+                ground = self.cache.grounds().get(c.half_extents)?;
+                ([(CacheKey::cuboid(a.id(), cuboid_key(c.half_extents)), false)].into_iter().collect(), a.mesh(), &ground)
             }
             (Side::Cuboid(c), Side::Mesh(b)) => {
-                let ground = self.cache.grounds().get(c.half_extents)?;
-                (vec![(CacheKey::cuboid(b.id(), cuboid_key(c.half_extents)), true)], ground, b.mesh().clone())
+                ground = self.cache.grounds().get(c.half_extents)?;
+                ([(CacheKey::cuboid(b.id(), cuboid_key(c.half_extents)), true)].into_iter().collect(), &ground, b.mesh())
             }
             (Side::Cuboid(_), Side::Cuboid(_)) => return None,
         };
+        let stored = |swapped: bool| if swapped { pos12.inverse() } else { *pos12 };
 
-        // Farther apart than the prediction: no contact, nothing to look up.
+        // The batch's result at this pose. Farther apart than the prediction there is no contact:
+        // the box test decides only when the result has a point within the prediction (without one,
+        // nothing is handed over either way).
+        for &(key, swapped) in &keys {
+            let hit = self.cache.read_exact(&key, &stored(swapped), |ms| {
+                let live = ms.iter().any(|m| m.points.iter().any(|p| p.dist <= prediction));
+                if live && !boxes_within(pos12, g1, g2, prediction) {
+                    return Count::Separated;
+                }
+                write(if live { ms } else { &[] }, swapped);
+                Count::Hit
+            });
+            if let Some(count) = hit {
+                if count == Count::Separated {
+                    write(&[], false);
+                }
+                self.cache.count(count);
+                return Some(());
+            }
+        }
         if !boxes_within(pos12, g1, g2, prediction) {
             self.cache.count(Count::Separated);
-            return Some(Vec::new());
-        }
-
-        let in_order = |ms: Vec<rtcd::ContactManifold>, swapped: bool| {
-            if swapped { ms.iter().map(flipped).collect() } else { ms }
-        };
-        for &(key, swapped) in &keys {
-            let stored_pos12 = if swapped { pos12.inverse() } else { *pos12 };
-            if let Some(ms) = self.cache.exact(&key, &stored_pos12) {
-                self.cache.count(Count::Hit);
-                return Some(in_order(ms, swapped));
-            }
+            write(&[], false);
+            return Some(());
         }
         if settings.miss_policy == MissPolicy::RefreshDepths {
             for &(key, swapped) in &keys {
-                let stored_pos12 = if swapped { pos12.inverse() } else { *pos12 };
+                let stored_pos12 = stored(swapped);
                 if let Some(mut pair) = self.cache.nearest(&key, &stored_pos12, settings.refresh_max_displacement)
                     // Only while the stale results cannot be missing a contact: a vertex they did not
                     // hold was farther than their prediction, and is still farther than ours now.
@@ -156,7 +188,8 @@ impl RtcdDispatcher {
                 {
                     pair.manifolds.iter_mut().for_each(|m| refresh_depths(m, &stored_pos12));
                     self.cache.count(Count::Refreshed);
-                    return Some(in_order(pair.manifolds, swapped));
+                    write(&pair.manifolds, swapped);
+                    return Some(());
                 }
             }
         }
@@ -164,7 +197,7 @@ impl RtcdDispatcher {
         // Not in the cache: compute on the spot, in this call's order (a standard trace: the
         // on-the-spot narrow phase keeps no useful state between unrelated pairs).
         let start = Instant::now();
-        let input = PairInput::new(PairKey::new(1, 2), &mesh1, &mesh2, to_rtcd(pos12));
+        let input = PairInput::new(PairKey::new(1, 2), mesh1, mesh2, to_rtcd(pos12));
         let prediction = prediction.max(0.0);
         let opts = StepOptions {
             prediction_distance: prediction,
@@ -175,11 +208,12 @@ impl RtcdDispatcher {
         };
         let manifolds = self.cache.with_exact(|np, reducer| {
             let angle = np.params().manifold_angle;
-            let out = np.step(&[input], &opts).pairs.pop().unwrap_or_default();
-            reducer.reduce_output(out, &to_rtcd(pos12), angle, prediction, settings.support_fraction)
+            let mut out = np.step(&[input], &opts).pairs.pop().unwrap_or_default();
+            reducer.reduce_output(&mut out, &to_rtcd(pos12), angle, prediction, settings.support_fraction)
         });
         self.cache.count(Count::Miss(start.elapsed()));
-        Some(manifolds)
+        write(&manifolds, false);
+        Some(())
     }
 }
 
@@ -248,8 +282,10 @@ impl PersistentQueryDispatcher<ContactManifoldData, ContactData> for RtcdDispatc
         manifolds: &mut Vec<ContactManifold<ContactManifoldData, ContactData>>,
         workspace: &mut Option<ContactManifoldsWorkspace>,
     ) -> Result<(), Unsupported> {
-        let ours = self.resolve(pos12, g1, g2, prediction).ok_or(Unsupported)?;
-        write_manifolds(&ours, pos12, prediction, manifolds);
+        self.resolve_with(pos12, g1, g2, prediction, |ours, swapped| {
+            write_manifolds(ours, swapped, pos12, prediction, manifolds)
+        })
+        .ok_or(Unsupported)?;
         // Always, whatever the count: see the module docs.
         *workspace = Some(ContactManifoldsWorkspace(Box::new(RtcdWorkspace)));
         Ok(())

@@ -188,9 +188,8 @@ struct Entry {
     key: u64,
 }
 
-/// One pair after the two-tier reduction: its cache entry, and its rays (world pose of shape 1 and
-/// the rays) when the batch records them for the debug overlay.
-type Reduced = (CacheKey, CachedPair, Option<(Pose, rtcd::PairOutput)>);
+/// Fewest pairs a rayon job of the publishing reduction takes (each job starts a scratch reducer).
+const REDUCTION_MIN_PAIRS: usize = 64;
 
 /// The batch pass and its backend. See the module docs.
 ///
@@ -428,31 +427,33 @@ impl RtcdDriver {
         let culling = self.params.culling_dist;
         self.debug.clear();
         let record = batch.record_rays;
-        // The two-tier reduction of each pair, in parallel (one scratch reducer per worker).
-        let reduced: Vec<Reduced> = batch
+        // The two-tier reduction of each pair, in parallel (one scratch reducer per rayon job),
+        // collected in pair order straight into place.
+        let mut outputs = out.pairs;
+        let mut manifolds: Vec<Option<Vec<rtcd::ContactManifold>>> = Vec::with_capacity(batch.pairs.len());
+        batch
             .pairs
             .par_iter()
-            .zip(out.pairs.into_par_iter())
-            .filter(|(_, o)| o.error.is_none())
-            .map_init(Reducer::default, |reducer, (p, mut o)| {
-                let rays =
-                    record.then(|| (p.pose1, rtcd::PairOutput { rays: std::mem::take(&mut o.rays), ..Default::default() }));
-                let manifolds = reducer.reduce_output(o, &to_rtcd(&p.pos12), angle, p.prediction, support_fraction);
-                let radii = [p.mesh1.max_radius(), p.mesh2.max_radius()];
-                let pair = CachedPair { pos12: p.pos12, manifolds, radii, prediction: p.prediction.min(culling) };
-                (p.cache_key, pair, rays)
+            .zip(outputs.par_iter_mut())
+            .with_min_len(REDUCTION_MIN_PAIRS)
+            .map_init(Reducer::default, |reducer, (p, o)| {
+                o.error.is_none().then(|| {
+                    reducer.reduce_output(o, &to_rtcd(&p.pos12), angle, p.prediction, support_fraction)
+                })
             })
-            .collect();
-        if record {
-            for (_, pair, rays) in &reduced {
-                if let Some((pose1, o)) = rays {
-                    self.debug.push_pair(pose1, o);
-                    self.debug.push_manifolds(pose1, &pair.manifolds);
-                }
+            .collect_into_vec(&mut manifolds);
+        let published = batch.pairs.iter().zip(&outputs).zip(manifolds).filter_map(|((p, o), m)| {
+            let manifolds = m?;
+            if record {
+                self.debug.push_pair(&p.pose1, o);
+                self.debug.push_manifolds(&p.pose1, &manifolds);
             }
-        }
-        let published = reduced.into_iter().map(|(k, pair, _)| (k, pair));
+            let radii = [p.mesh1.max_radius(), p.mesh2.max_radius()];
+            Some((p.cache_key, CachedPair { pos12: p.pos12, manifolds, radii, prediction: p.prediction.min(culling) }))
+        });
         self.cache.publish(published, batch.prediction);
+        // Inside the timed publishing: dropping the outputs is part of its cost.
+        drop(outputs);
         self.metrics = RtcdMetrics {
             backend: self.backend_name.clone(),
             fell_back: self.fell_back,

@@ -13,7 +13,8 @@ use crate::convert::packed;
 pub(crate) type RapierManifold = ContactManifold<ContactManifoldData, ContactData>;
 
 /// Replaces `out` with the points of `src` whose `dist` is within `prediction`, one Rapier manifold
-/// per rtcd manifold (normal group), empty groups dropped.
+/// per rtcd manifold (normal group), empty groups dropped. `swapped`: `src` has shapes 1 and 2 the
+/// other way round (it is flipped on the fly).
 ///
 /// Existing manifolds are reused in place (their `data` is left for Rapier to refill) and surplus
 /// ones removed; the caller sets a workspace so Rapier rebuilds its solver graph for the pair.
@@ -23,37 +24,52 @@ pub(crate) type RapierManifold = ContactManifold<ContactManifoldData, ContactDat
 /// changes as it slides over the other mesh, the contact is the same).
 pub(crate) fn write_manifolds(
     src: &[rtcd::ContactManifold],
+    swapped: bool,
     pos12: &Pose,
     prediction: f32,
     out: &mut Vec<RapierManifold>,
 ) {
-    let old: Vec<TrackedContact<ContactData>> = out.iter().flat_map(|m| m.points.iter().copied()).collect();
-    let mut n = 0;
-    for m in src {
-        let keep = |p: &&rtcd::ContactPoint| p.dist <= prediction && p.dist.is_finite();
-        if !m.points.iter().any(|p| keep(&p)) {
-            continue;
-        }
-        if n == out.len() {
-            out.push(ContactManifold::with_data(0, 0, ContactManifoldData::default()));
-        }
-        let dst = &mut out[n];
-        n += 1;
-        dst.points.clear();
-        dst.local_n1 = m.local_n1;
-        dst.local_n2 = pos12.rotation.inverse() * -m.local_n1;
-        dst.subshape1 = 0;
-        dst.subshape2 = 0;
-        dst.subshape_poses = None;
-        dst.points.extend(
-            m.points
-                .iter()
-                .filter(keep)
-                .map(|p| TrackedContact::new(p.local_p1, p.local_p2, packed(p.fid1), packed(p.fid2), p.dist)),
-        );
-        carry_contact_data(dst, &old);
+    let keep = |p: &&rtcd::ContactPoint| p.dist <= prediction && p.dist.is_finite();
+    if out.is_empty() && !src.iter().any(|m| m.points.iter().any(|p| keep(&p))) {
+        return;
     }
-    out.truncate(n);
+    OLD_POINTS.with_borrow_mut(|old| {
+        old.clear();
+        for m in out.iter() {
+            old.extend_from_slice(&m.points);
+        }
+        let mut n = 0;
+        for m in src {
+            if !m.points.iter().any(|p| keep(&p)) {
+                continue;
+            }
+            if n == out.len() {
+                out.push(ContactManifold::with_data(0, 0, ContactManifoldData::default()));
+            }
+            let dst = &mut out[n];
+            n += 1;
+            dst.points.clear();
+            dst.local_n1 = if swapped { m.local_n2 } else { m.local_n1 };
+            dst.local_n2 = pos12.rotation.inverse() * -dst.local_n1;
+            dst.subshape1 = 0;
+            dst.subshape2 = 0;
+            dst.subshape_poses = None;
+            dst.points.extend(m.points.iter().filter(keep).map(|p| {
+                if swapped {
+                    TrackedContact::new(p.local_p2, p.local_p1, packed(p.fid2), packed(p.fid1), p.dist)
+                } else {
+                    TrackedContact::new(p.local_p1, p.local_p2, packed(p.fid1), packed(p.fid2), p.dist)
+                }
+            }));
+            carry_contact_data(dst, old);
+        }
+        out.truncate(n);
+    });
+}
+
+thread_local! {
+    /// The previous points of the pair being written (reused from call to call).
+    static OLD_POINTS: std::cell::RefCell<Vec<TrackedContact<ContactData>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `match_contacts` (exact feature ids), then the same casting vertex for the points it left alone.
@@ -100,14 +116,30 @@ mod tests {
         let mut out = Vec::new();
         let a = src(&[(0, 0, -0.1), (1, 0, 0.05)], Vec3::NEG_Y);
         let b = src(&[(2, 0, 0.5)], Vec3::X);
-        write_manifolds(&[a.clone(), b.clone()], &Pose::IDENTITY, 0.02, &mut out);
+        write_manifolds(&[a.clone(), b.clone()], false, &Pose::IDENTITY, 0.02, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].points.len(), 1);
-        write_manifolds(&[a, b], &Pose::IDENTITY, 1.0, &mut out);
+        write_manifolds(&[a, b], false, &Pose::IDENTITY, 1.0, &mut out);
         assert_eq!(out.len(), 2);
         assert_eq!(out[1].local_n2, Vec3::NEG_X);
-        write_manifolds(&[], &Pose::IDENTITY, 1.0, &mut out);
+        write_manifolds(&[], false, &Pose::IDENTITY, 1.0, &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn swapped_source_is_written_as_its_flip() {
+        let pos12 = Pose::from_parts(Vec3::new(0.1, -0.8, 0.2), glam::Quat::from_rotation_x(0.4));
+        let mut m = src(&[(0, 5, -0.1), (1, 6, 0.01), (2, 7, 0.5)], Vec3::NEG_Y);
+        m.local_n2 = Vec3::new(0.0, 0.6, 0.8);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        write_manifolds(std::slice::from_ref(&m), true, &pos12, 0.02, &mut a);
+        write_manifolds(&[crate::convert::flipped(&m)], false, &pos12, 0.02, &mut b);
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].points.len(), 2);
+        assert_eq!((a[0].local_n1, a[0].local_n2), (b[0].local_n1, b[0].local_n2));
+        for (p, q) in a[0].points.iter().zip(&b[0].points) {
+            assert_eq!((p.local_p1, p.local_p2, p.fid1, p.fid2, p.dist), (q.local_p1, q.local_p2, q.fid1, q.fid2, q.dist));
+        }
     }
 
     #[test]
@@ -115,6 +147,7 @@ mod tests {
         let mut out = Vec::new();
         write_manifolds(
             &[src(&[(0, 5, -0.1), (1, 5, -0.1), (2, 5, -0.1)], Vec3::NEG_Y)],
+            false,
             &Pose::IDENTITY,
             0.0,
             &mut out,
@@ -125,6 +158,7 @@ mod tests {
         // Vertex 0 keeps its triangle, vertex 1 slid onto triangle 6, vertex 2 left, vertex 3 is new.
         write_manifolds(
             &[src(&[(0, 5, -0.1), (1, 6, -0.1), (3, 5, -0.1)], Vec3::NEG_Y)],
+            false,
             &Pose::IDENTITY,
             0.0,
             &mut out,

@@ -26,7 +26,6 @@ pub(crate) struct Reducer {
     scratch: ReduceScratch,
     support: Vec<ContactCandidate>,
     speculative: Vec<ContactCandidate>,
-    speculative_manifolds: Vec<ContactManifold>,
 }
 
 impl Reducer {
@@ -36,14 +35,14 @@ impl Reducer {
     /// candidates but manifolds keeps its own manifolds.
     pub(crate) fn reduce_output(
         &mut self,
-        out: PairOutput,
+        out: &mut PairOutput,
         pos12: &rtcd::Pose,
         max_angle: f32,
         prediction: f32,
         support_fraction: f32,
     ) -> Vec<ContactManifold> {
         if out.contacts.is_empty() {
-            return out.manifolds;
+            return std::mem::take(&mut out.manifolds);
         }
         self.reduce(&out.contacts, pos12, max_angle, prediction, support_fraction * prediction)
     }
@@ -63,26 +62,28 @@ impl Reducer {
         for c in candidates.iter().filter(|c| c.dist.is_finite() && c.dist <= prediction) {
             if c.dist <= support_slop { self.support.push(*c) } else { self.speculative.push(*c) }
         }
-        let mut out = Vec::new();
+        // Sized once: growing it manifold by manifold moved every manifold two or three times.
+        let mut out = Vec::with_capacity(MANIFOLDS_CAPACITY);
         reduce_manifolds_with(&mut self.support, pos12, max_angle, &mut self.scratch, &mut out);
-        self.speculative_manifolds.clear();
-        reduce_manifolds_with(
-            &mut self.speculative,
-            pos12,
-            max_angle,
-            &mut self.scratch,
-            &mut self.speculative_manifolds,
-        );
-        let cos_max = max_angle.cos();
         let supported = out.len();
-        for m in self.speculative_manifolds.drain(..) {
-            if !out[..supported].iter().any(|s| s.local_n1.dot(m.local_n1) >= cos_max) {
-                out.push(m);
+        reduce_manifolds_with(&mut self.speculative, pos12, max_angle, &mut self.scratch, &mut out);
+        // Speculative groups stay only where no support group has their normal; kept in order.
+        let cos_max = max_angle.cos();
+        let mut kept = supported;
+        for k in supported..out.len() {
+            let n = out[k].local_n1;
+            if !out[..supported].iter().any(|s| s.local_n1.dot(n) >= cos_max) {
+                out.swap(kept, k);
+                kept += 1;
             }
         }
+        out.truncate(kept);
         out
     }
 }
+
+/// Room reserved for one pair's manifolds (a pair of concave meshes at rest has about ten).
+const MANIFOLDS_CAPACITY: usize = 16;
 
 #[cfg(test)]
 mod tests {
