@@ -21,10 +21,11 @@
 //! composite-shape code does. Warm-start data is carried from the pair's previous points by feature
 //! id (`match_contacts`), then by casting vertex.
 //!
-//! **Looking up.** A pair whose oriented bounding boxes are farther apart than the prediction has no
-//! contact. Otherwise the cached result computed at this `pos12` (within [`Pos12Tolerance`]) is
-//! used, swapped if Rapier's order is the reverse of the cache's; without one, the [`MissPolicy`]
-//! decides.
+//! **Looking up.** The cached result computed at this `pos12` (within [`Pos12Tolerance`]) is used,
+//! read in place under the cache's read lock and swapped on the fly if Rapier's order is the reverse
+//! of the cache's. A pair whose oriented bounding boxes are farther apart than the prediction has no
+//! contact: that test runs only when it can change the answer (a cached result with a point within
+//! the prediction), or when nothing is cached. Without a cached result the [`MissPolicy`] decides.
 //!
 //! [`Pos12Tolerance`]: crate::Pos12Tolerance
 
