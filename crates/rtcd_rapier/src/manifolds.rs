@@ -72,17 +72,22 @@ thread_local! {
     static OLD_POINTS: std::cell::RefCell<Vec<TrackedContact<ContactData>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// `match_contacts` (exact feature ids), then the same casting vertex for the points it left alone.
+/// `match_contacts` (exact feature ids: the last such old point, as parry's), then the same casting
+/// vertex (the first such old point) for the points it left alone; one pass over the old points per
+/// new point.
 fn carry_contact_data(dst: &mut RapierManifold, old: &[TrackedContact<ContactData>]) {
-    dst.match_contacts(old);
     for c in &mut dst.points {
-        if old.iter().any(|o| o.fid1 == c.fid1 && o.fid2 == c.fid2) {
-            continue;
+        let (mut exact, mut same_ray) = (None, None);
+        for o in old {
+            if o.fid1 == c.fid1 && o.fid2 == c.fid2 {
+                exact = Some(o);
+            } else if same_ray.is_none()
+                && ((c.fid1.is_vertex() && o.fid1 == c.fid1) || (c.fid2.is_vertex() && o.fid2 == c.fid2))
+            {
+                same_ray = Some(o);
+            }
         }
-        let same_ray = |o: &&TrackedContact<ContactData>| {
-            (c.fid1.is_vertex() && o.fid1 == c.fid1) || (c.fid2.is_vertex() && o.fid2 == c.fid2)
-        };
-        if let Some(o) = old.iter().find(same_ray) {
+        if let Some(o) = exact.or(same_ray) {
             c.data = o.data;
         }
     }

@@ -26,6 +26,7 @@ pub(crate) struct Reducer {
     scratch: ReduceScratch,
     support: Vec<ContactCandidate>,
     speculative: Vec<ContactCandidate>,
+    manifolds: Vec<ContactManifold>,
 }
 
 impl Reducer {
@@ -62,11 +63,13 @@ impl Reducer {
         for c in candidates.iter().filter(|c| c.dist.is_finite() && c.dist <= prediction) {
             if c.dist <= support_slop { self.support.push(*c) } else { self.speculative.push(*c) }
         }
-        // Sized once: growing it manifold by manifold moved every manifold two or three times.
-        let mut out = Vec::with_capacity(MANIFOLDS_CAPACITY);
-        reduce_manifolds_with(&mut self.support, pos12, max_angle, &mut self.scratch, &mut out);
+        // Built in a reused buffer, then copied once into a vector of the right size (growing the
+        // result manifold by manifold moved every manifold two or three times).
+        let out = &mut self.manifolds;
+        out.clear();
+        reduce_manifolds_with(&mut self.support, pos12, max_angle, &mut self.scratch, out);
         let supported = out.len();
-        reduce_manifolds_with(&mut self.speculative, pos12, max_angle, &mut self.scratch, &mut out);
+        reduce_manifolds_with(&mut self.speculative, pos12, max_angle, &mut self.scratch, out);
         // Speculative groups stay only where no support group has their normal; kept in order.
         let cos_max = max_angle.cos();
         let mut kept = supported;
@@ -78,12 +81,9 @@ impl Reducer {
             }
         }
         out.truncate(kept);
-        out
+        out.to_vec()
     }
 }
-
-/// Room reserved for one pair's manifolds (a pair of concave meshes at rest has about ten).
-const MANIFOLDS_CAPACITY: usize = 16;
 
 #[cfg(test)]
 mod tests {
