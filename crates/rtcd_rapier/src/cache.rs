@@ -350,9 +350,7 @@ impl ContactCache {
 
     /// The cached manifolds of `key` computed at `pos12` (the key's order), within the tolerance.
     pub fn exact(&self, key: &CacheKey, pos12: &Pose) -> Option<Vec<ContactManifold>> {
-        let tolerance = read(&self.inner.settings).tolerance;
-        let e = read(&self.inner.entries);
-        e.pairs.get(key)?.iter().find(|p| tolerance.matches(&p.pos12, pos12)).map(|p| p.manifolds.clone())
+        self.read_exact(key, pos12, <[ContactManifold]>::to_vec)
     }
 
     /// Runs `f` on the manifolds of the cached result of `key` computed at `pos12` (within the

@@ -138,7 +138,8 @@ impl RtcdDispatcher {
             (Side::Mesh(a), Side::Mesh(b)) => {
                 let (key, swapped) = CacheKey::meshes(a.id(), b.id());
                 // Two colliders sharing an instance: the stored order is unknown, try both.
-                let keys: Keys = if a.id() == b.id() { [(key, false), (key, true)].into() } else { [(key, swapped)].into_iter().collect() };
+                let keys: Keys =
+                    if a.id() == b.id() { [(key, false), (key, true)].into() } else { [(key, swapped)].into_iter().collect() };
                 (keys, a.mesh(), b.mesh())
             }
             (Side::Mesh(a), Side::Cuboid(c)) => {
