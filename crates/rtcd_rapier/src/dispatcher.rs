@@ -47,7 +47,7 @@ use crate::{
     cache::{CacheKey, ContactCache, Count, MissPolicy},
     convert::{displacement, flipped, refresh_depths, to_rtcd},
     ground::cuboid_key,
-    manifolds::write_manifolds,
+    manifolds::{handed_over, write_manifolds},
     shape::RtcdShape,
 };
 
@@ -159,7 +159,7 @@ impl RtcdDispatcher {
         // nothing is handed over either way).
         for &(key, swapped) in &keys {
             let hit = self.cache.read_exact(&key, &stored(swapped), |ms| {
-                let live = ms.iter().any(|m| m.points.iter().any(|p| p.dist <= prediction));
+                let live = ms.iter().any(|m| m.points.iter().any(|p| handed_over(p, prediction)));
                 if live && !boxes_within(pos12, g1, g2, prediction) {
                     return Count::Separated;
                 }

@@ -29,7 +29,7 @@ pub(crate) fn write_manifolds(
     prediction: f32,
     out: &mut Vec<RapierManifold>,
 ) {
-    let keep = |p: &&rtcd::ContactPoint| p.dist <= prediction && p.dist.is_finite();
+    let keep = |p: &&rtcd::ContactPoint| handed_over(p, prediction);
     if out.is_empty() && !src.iter().any(|m| m.points.iter().any(|p| keep(&p))) {
         return;
     }
@@ -65,6 +65,11 @@ pub(crate) fn write_manifolds(
         }
         out.truncate(n);
     });
+}
+
+/// Whether a point reaches Rapier: a finite distance within the prediction.
+pub(crate) fn handed_over(p: &rtcd::ContactPoint, prediction: f32) -> bool {
+    p.dist <= prediction && p.dist.is_finite()
 }
 
 thread_local! {

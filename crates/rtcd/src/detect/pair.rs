@@ -189,7 +189,8 @@ pub struct TraceReference {
 ///
 /// IRTCD 2013 Eq. 2: yes once [`max_displacement`] since the reference exceeds
 /// `displacement_threshold` (the walks from the records are only valid below it), or when there is
-/// no reference. One exception, which changes no result: a pair that kept no record and whose
+/// no reference. One exception, which changes no step's result (only the steps at which the pair is
+/// traced again, and so its reference pose): a pair that kept no record and whose
 /// meshes were at least `separation` apart at the reference cannot have come within reach of a
 /// ray — penetration, or `culling_dist` with prediction — while the displacement stays under
 /// `separation - reach` (the distance between two rigid bodies shrinks by at most the relative
