@@ -193,6 +193,24 @@ pub struct NarrowPhase {
     free: Vec<u32>,
     /// Steps run; a slot whose `seen` falls behind lost its pair.
     now: u64,
+    /// Per slot, the step's result (reused from step to step: no allocation once warm).
+    results: Results,
+}
+
+/// [`NarrowPhase`]'s result buffer; a clone starts empty.
+#[derive(Default)]
+struct Results(Vec<Option<PairResult>>);
+
+impl Clone for Results {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl fmt::Debug for Results {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Results")
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -203,6 +221,10 @@ struct Slot {
     seen: u64,
 }
 
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
 /// No input pair in this slot this step.
 const NO_INPUT: u32 = u32::MAX;
 
@@ -210,7 +232,7 @@ impl NarrowPhase {
     /// A narrow phase with these parameters (checked with [`RtcdParams::validate`]).
     pub fn new(params: RtcdParams) -> Result<Self, ParamsError> {
         params.validate()?;
-        Ok(Self { params, index: FxHashMap::default(), slots: Vec::new(), free: Vec::new(), now: 0 })
+        Ok(Self { params, index: FxHashMap::default(), slots: Vec::new(), free: Vec::new(), now: 0, results: Results::default() })
     }
 
     /// The parameters.
@@ -287,40 +309,47 @@ impl NarrowPhase {
         }
         metrics.failed_pairs = pairs.len() - valid.len();
 
-        // Every pair in parallel, each worker on its pairs' slots. Most pairs of a resting pile have
-        // no record and are out of reach: nothing to trace, nothing to return.
+        // Every pair in parallel, each worker on its pairs' slots, each result in its slot's place.
+        // Most pairs of a resting pile have no record and are out of reach: nothing to trace,
+        // nothing to return.
         let params = self.params;
-        let results: Vec<(usize, PairResult)> = self
-            .slots
+        let results = &mut self.results.0;
+        self.slots
             .par_iter_mut()
             .zip(input_of.par_iter())
             .with_min_len(8)
-            .filter(|(_, i)| **i != NO_INPUT)
-            .map_init(Scratch::default, |scratch, (slot, &i)| {
+            .map(|(slot, &i)| {
+                if i == NO_INPUT {
+                    return None;
+                }
                 let p = &pairs[i as usize];
                 if is_quiet_step(p, &slot.state, &params, opts) {
                     slot.state.steps_since_standard += 1;
                     return None;
                 }
-                Some((i as usize, detect_pair(p, &mut slot.state, &params, opts, scratch)))
+                // Each worker thread's buffers, kept from step to step (detect_pair runs no
+                // parallel work, so a thread never re-enters it).
+                Some(SCRATCH.with_borrow_mut(|scratch| detect_pair(p, &mut slot.state, &params, opts, scratch)))
             })
-            .flatten()
-            .collect();
-        let quiet = valid.len() - results.len();
-        metrics.pairs += quiet;
-        metrics.iterative_pairs += quiet;
+            .collect_into_vec(results);
         for &i in &valid {
             // Overwritten below for the pairs that ran.
             outputs[i].mode = StepMode::Iterative;
         }
-        for (i, r) in results {
+        let mut ran = 0;
+        for (r, &i) in results.iter_mut().zip(&input_of) {
+            let Some(r) = r.take() else { continue };
+            ran += 1;
             metrics.add(&r.metrics);
-            let o = &mut outputs[i];
+            let o = &mut outputs[i as usize];
             o.mode = r.mode;
             o.manifolds = r.manifolds;
             o.rays = r.rays;
             o.contacts = r.contacts;
         }
+        let quiet = valid.len() - ran;
+        metrics.pairs += quiet;
+        metrics.iterative_pairs += quiet;
         metrics.time = start.elapsed();
         StepOutput { pairs: outputs, metrics }
     }

@@ -14,6 +14,10 @@ use crate::{
     world::Setup,
 };
 
+/// The speculative grouping angle of the `widespec` comparison (degrees; the default is the
+/// parameters' 5° `manifold_angle`).
+const WIDE_SPECULATIVE_ANGLE_DEG: f32 = 30.0;
+
 /// A replayed row: one variant on one backend.
 pub struct ReplayRow {
     /// Variant key (`iterative-bvh/pred`) or measure name.
@@ -234,7 +238,7 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         note(format!("  {label}: {:.1} s (set-up {:.1} ms)", run.wall.as_secs_f64(), run.setup_time.as_secs_f64() * 1e3));
         Ok(run)
     };
-    let main = sim("rtcd", Setup::Rtcd(params))?;
+    let main = sim("rtcd", Setup::Rtcd(params, None))?;
     let n = main.steps.len();
     let phases = (scene.id == SceneId::Avalanche).then(|| Phases::detect(&main.steps));
     let mut windows = vec![("all".to_string(), 0..n)];
@@ -244,8 +248,13 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     }
     let mut comparisons = Vec::new();
     for (name, label, setup) in [
-        ("nopred", "rtcd, no prediction", Setup::Rtcd(RtcdParams { prediction: false, ..params })),
-        ("noreproj", "rtcd, no re-projection", Setup::Rtcd(RtcdParams { reprojection: false, ..params })),
+        ("nopred", "rtcd, no prediction", Setup::Rtcd(RtcdParams { prediction: false, ..params }, None)),
+        ("noreproj", "rtcd, no re-projection", Setup::Rtcd(RtcdParams { reprojection: false, ..params }, None)),
+        (
+            "widespec",
+            "rtcd, speculative groups within 30°",
+            Setup::Rtcd(params, Some(WIDE_SPECULATIVE_ANGLE_DEG.to_radians())),
+        ),
         ("trimesh", "Rapier trimesh", Setup::TriMesh),
         ("vhacd", "V-HACD", Setup::Vhacd),
     ] {

@@ -14,7 +14,9 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --variants LIST       narrow-phase variants replayed, by substring of their key, comma-separated:
                         keys are {standard,iterative}-{brute,bvh}/{pred,nopred}; e.g. `bvh` or
                         `iterative-bvh/pred,standard-bvh/pred`; `none` skips replays (default: all 8)
-  --compare LIST        simulated set-ups besides rtcd: trimesh, vhacd, nopred, noreproj, or none
+  --compare LIST        simulated set-ups besides rtcd: trimesh, vhacd, nopred, noreproj, widespec
+                        (speculative contact groups within 30° instead of 5°; not in the default list),
+                        or none
                         (default: all four)
   --gpu MODE            auto (default): GPU rows when an adapter exists, on a software adapter
                         (lavapipe) only at --quick scale unless --gpu-steps is given; on; off
@@ -135,7 +137,7 @@ impl Options {
                         o.compare.clear();
                     }
                     for c in &o.compare {
-                        if !["trimesh", "vhacd", "nopred", "noreproj"].contains(&c.as_str()) {
+                        if !["trimesh", "vhacd", "nopred", "noreproj", "widespec"].contains(&c.as_str()) {
                             return Err(format!("--compare: unknown set-up {c}"));
                         }
                     }

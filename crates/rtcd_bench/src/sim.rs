@@ -26,6 +26,10 @@ pub struct SimStep {
     pub dispatcher_calls: u64,
     /// Pairs Rapier holds contacts for after the step.
     pub contact_pairs: usize,
+    /// Their manifolds (with a point) and points, as handed to Rapier's solver.
+    pub manifolds: usize,
+    /// See [`Self::manifolds`].
+    pub contact_points: usize,
     /// Sleeping bodies after the step.
     pub sleeping: usize,
     /// Kinetic energy after the step (J).
@@ -89,6 +93,7 @@ pub fn simulate(scene: &Scene, label: &str, setup: Setup, mut progress: impl FnM
         }
         trajectory.poses.push(poses);
         let t = world.step();
+        let contacts = world.contacts();
         steps.push(SimStep {
             bodies: n,
             narrow_ms: t.narrow_phase.as_secs_f64() * 1e3,
@@ -96,7 +101,9 @@ pub fn simulate(scene: &Scene, label: &str, setup: Setup, mut progress: impl FnM
             step_ms: t.step.as_secs_f64() * 1e3,
             batch_pairs: t.batch_pairs,
             dispatcher_calls: t.dispatcher_calls,
-            contact_pairs: world.contact_pairs(),
+            contact_pairs: contacts.pairs,
+            manifolds: contacts.manifolds,
+            contact_points: contacts.points,
             sleeping: (0..n).filter(|&i| world.sleeping(i)).count(),
             kinetic_energy: world.kinetic_energy(),
             lowest,

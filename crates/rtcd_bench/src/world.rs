@@ -48,8 +48,9 @@ use crate::scene::{DT, Scene, Spawn};
 /// How bodies collide.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Setup {
-    /// Our narrow phase on the CPU backend with these parameters.
-    Rtcd(RtcdParams),
+    /// Our narrow phase on the CPU backend with these parameters and, if set, this
+    /// [`CacheSettings::speculative_angle`](rtcd_rapier::CacheSettings::speculative_angle) (radians).
+    Rtcd(RtcdParams, Option<f32>),
     /// Rapier's trimesh colliders.
     TriMesh,
     /// V-HACD convex decomposition.
@@ -83,7 +84,7 @@ impl Shapes {
             let triangles = m.triangles().to_vec();
             let start = Instant::now();
             let (shape, note) = match setup {
-                Setup::Rtcd(_) => {
+                Setup::Rtcd(..) => {
                     let flat: Vec<u32> = triangles.iter().flatten().copied().collect();
                     let mesh = RtcdMesh::new(m.name(), &positions, &flat).map_err(|e| e.to_string())?;
                     let data = RtcdShapeData::new(Arc::new(mesh)).map_err(|e| e.to_string())?;
@@ -251,8 +252,10 @@ impl World {
     pub fn new(scene: &Scene, setup: Setup, shapes: Shapes) -> Result<Self, String> {
         let clock = DispatchClock::default();
         let (narrow_phase, params, driver) = match setup {
-            Setup::Rtcd(p) => {
+            Setup::Rtcd(p, speculative_angle) => {
                 let driver = RtcdDriver::new(p).map_err(|e| e.to_string())?;
+                let cache = driver.cache();
+                cache.set_settings(rtcd_rapier::CacheSettings { speculative_angle, ..cache.settings() });
                 let dispatcher = TimedDispatcher {
                     inner: driver.dispatcher().chain(parry3d::query::DefaultQueryDispatcher),
                     clock: clock.clone(),
@@ -351,8 +354,29 @@ impl World {
         self.handles.iter().map(|h| self.bodies[*h].kinetic_energy()).sum()
     }
 
-    /// Pairs Rapier has contacts for this step (any manifold with a point).
-    pub fn contact_pairs(&self) -> usize {
-        self.narrow_phase.contact_pairs().filter(|p| p.has_any_active_contact()).count()
+    /// What Rapier's narrow phase holds after the step: pairs with contacts (any manifold with a
+    /// point), their manifolds with a point, and those manifolds' points (what the solver is given,
+    /// before Rapier's contact clustering).
+    pub fn contacts(&self) -> ContactCounts {
+        let mut c = ContactCounts::default();
+        for p in self.narrow_phase.contact_pairs().filter(|p| p.has_any_active_contact()) {
+            c.pairs += 1;
+            for m in p.manifolds.iter().filter(|m| !m.points.is_empty()) {
+                c.manifolds += 1;
+                c.points += m.points.len();
+            }
+        }
+        c
     }
+}
+
+/// See [`World::contacts`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ContactCounts {
+    /// Pairs with a contact point.
+    pub pairs: usize,
+    /// Their manifolds with a point.
+    pub manifolds: usize,
+    /// Those manifolds' points.
+    pub points: usize,
 }

@@ -145,10 +145,28 @@ pub struct CacheSettings {
     /// ones) are the *support* tier of the contact reduction; the others are speculative and kept only
     /// for normal directions the support does not cover (see the `reduction` module). Default 0.1.
     pub support_fraction: f32,
+    /// Largest angle (radians) between a speculative group's normal and its members' (the support
+    /// tier is grouped within the parameters' `manifold_angle`). `None` (the default): the
+    /// `manifold_angle`. A wider angle hands Rapier fewer speculative manifolds: on scene 1 of the
+    /// bench at rest, 30° halves them (9,500 → 5,100 per step) and speeds up the solver, but total
+    /// penetration grows by ~12 % (the merged points are held along their group's normal, not
+    /// their own). Values outside `[0, π)` are taken as `None`.
+    pub speculative_angle: Option<f32>,
     /// Whether pairs of our meshes with cuboid colliders (grounds, walls) are ours, with the cuboid
     /// seen as an rtcd box. With `false` they go to Rapier's default dispatcher (our shape's triangle
     /// mesh against the cuboid, triangle by triangle). Default `true`.
     pub cuboids: bool,
+}
+
+impl CacheSettings {
+    /// The speculative grouping angle in use with a `manifold_angle` (see
+    /// [`Self::speculative_angle`]).
+    pub fn speculative_angle_or(&self, manifold_angle: f32) -> f32 {
+        match self.speculative_angle {
+            Some(a) if a.is_finite() && (0.0..std::f32::consts::PI).contains(&a) => a,
+            _ => manifold_angle,
+        }
+    }
 }
 
 /// Counters of the dispatcher since the last [`ContactCache::reset_counters`] (the driver resets
@@ -246,6 +264,7 @@ impl ContactCache {
             tolerance: Pos12Tolerance::default(),
             refresh_max_displacement: params.distance_extension,
             support_fraction: DEFAULT_SUPPORT_FRACTION,
+            speculative_angle: None,
             cuboids: true,
         };
         Ok(Self {

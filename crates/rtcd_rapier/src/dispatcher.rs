@@ -211,7 +211,8 @@ impl RtcdDispatcher {
         let manifolds = self.cache.with_exact(|np, reducer| {
             let angle = np.params().manifold_angle;
             let mut out = np.step(&[input], &opts).pairs.pop().unwrap_or_default();
-            reducer.reduce_output(&mut out, &to_rtcd(pos12), angle, prediction, settings.support_fraction)
+            let spec_angle = settings.speculative_angle_or(angle);
+            reducer.reduce_output(&mut out, &to_rtcd(pos12), angle, spec_angle, prediction, settings.support_fraction)
         });
         self.cache.count(Count::Miss(start.elapsed()));
         write(&manifolds, false);

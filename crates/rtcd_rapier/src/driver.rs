@@ -423,11 +423,13 @@ impl RtcdDriver {
         let publish_start = Instant::now();
         let out_time = out.metrics.time;
         self.cache.reset_counters();
-        let (angle, support_fraction) = (self.params.manifold_angle, self.cache.settings().support_fraction);
+        let settings = self.cache.settings();
+        let angle = self.params.manifold_angle;
+        let (spec_angle, support_fraction) = (settings.speculative_angle_or(angle), settings.support_fraction);
         let culling = self.params.culling_dist;
         self.debug.clear();
         let record = batch.record_rays;
-        // The two-tier reduction of each pair, in parallel (one scratch reducer per rayon job),
+        // The two-tier reduction of each pair, in parallel (each worker thread's own reducer),
         // collected in pair order straight into place.
         let mut outputs = out.pairs;
         let mut manifolds: Vec<Option<Vec<rtcd::ContactManifold>>> = Vec::with_capacity(batch.pairs.len());
@@ -436,9 +438,11 @@ impl RtcdDriver {
             .par_iter()
             .zip(outputs.par_iter_mut())
             .with_min_len(REDUCTION_MIN_PAIRS)
-            .map_init(Reducer::default, |reducer, (p, o)| {
+            .map(|(p, o)| {
                 o.error.is_none().then(|| {
-                    reducer.reduce_output(o, &to_rtcd(&p.pos12), angle, p.prediction, support_fraction)
+                    Reducer::with_local(|reducer| {
+                        reducer.reduce_output(o, &to_rtcd(&p.pos12), angle, spec_angle, p.prediction, support_fraction)
+                    })
                 })
             })
             .collect_into_vec(&mut manifolds);

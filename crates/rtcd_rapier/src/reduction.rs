@@ -29,7 +29,17 @@ pub(crate) struct Reducer {
     manifolds: Vec<ContactManifold>,
 }
 
+thread_local! {
+    static LOCAL: std::cell::RefCell<Reducer> = std::cell::RefCell::new(Reducer::default());
+}
+
 impl Reducer {
+    /// Runs `f` on this thread's reducer (its buffers are kept from call to call). `f` must not
+    /// call `with_local` again.
+    pub(crate) fn with_local<R>(f: impl FnOnce(&mut Reducer) -> R) -> R {
+        LOCAL.with_borrow_mut(f)
+    }
+
     /// The manifolds of one backend output: the two-tier reduction of its candidates
     /// ([`rtcd::StepOptions::keep_contacts`]) within `prediction`, the support tier being the
     /// candidates within `support_fraction × prediction` of touching. A backend that returned no
@@ -39,22 +49,25 @@ impl Reducer {
         out: &mut PairOutput,
         pos12: &rtcd::Pose,
         max_angle: f32,
+        speculative_angle: f32,
         prediction: f32,
         support_fraction: f32,
     ) -> Vec<ContactManifold> {
         if out.contacts.is_empty() {
             return std::mem::take(&mut out.manifolds);
         }
-        self.reduce(&out.contacts, pos12, max_angle, prediction, support_fraction * prediction)
+        self.reduce(&out.contacts, pos12, [max_angle, speculative_angle], prediction, support_fraction * prediction)
     }
 
-    /// Reduces `candidates` (shape 1's frame, `pos12` shape 2's pose in it) into manifolds grouped
-    /// within `max_angle`, support tier first. Candidates beyond `prediction` are dropped.
+    /// Reduces `candidates` (shape 1's frame, `pos12` shape 2's pose in it) into manifolds, support
+    /// tier first: support groups within `max_angle`, speculative groups within `speculative_angle`
+    /// (kept where no support group is within `max_angle` of their normal). Candidates beyond
+    /// `prediction` are dropped.
     pub(crate) fn reduce(
         &mut self,
         candidates: &[ContactCandidate],
         pos12: &rtcd::Pose,
-        max_angle: f32,
+        [max_angle, speculative_angle]: [f32; 2],
         prediction: f32,
         support_slop: f32,
     ) -> Vec<ContactManifold> {
@@ -69,7 +82,7 @@ impl Reducer {
         out.clear();
         reduce_manifolds_with(&mut self.support, pos12, max_angle, &mut self.scratch, out);
         let supported = out.len();
-        reduce_manifolds_with(&mut self.speculative, pos12, max_angle, &mut self.scratch, out);
+        reduce_manifolds_with(&mut self.speculative, pos12, speculative_angle, &mut self.scratch, out);
         // Speculative groups stay only where no support group has their normal; kept in order.
         let cos_max = max_angle.cos();
         let mut kept = supported;
@@ -109,7 +122,7 @@ mod tests {
             c.push(cand(0.5 * a.cos(), 0.5 * a.sin(), 0.015, Vec3::NEG_Y, 100 + k));
         }
         let mut r = Reducer::default();
-        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), 0.02, 0.002);
+        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, [5f32.to_radians(); 2], 0.02, 0.002);
         assert_eq!(m.len(), 1);
         let ids: Vec<_> = m[0].points.iter().map(|p| p.fid1).collect();
         assert!(ids.iter().all(|f| matches!(f, FeatureId::Vertex(v) if *v < 4)), "{ids:?}");
@@ -128,11 +141,39 @@ mod tests {
             cand(0.0, 0.4, 0.03, Vec3::X, 3),
         ];
         let mut r = Reducer::default();
-        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), 0.02, 0.002);
+        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, [5f32.to_radians(); 2], 0.02, 0.002);
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].local_n1, Vec3::NEG_Y);
         assert_eq!(m[0].points.len(), 1);
         assert_eq!(m[1].local_n1, Vec3::X);
         assert_eq!(m[1].points.len(), 1, "beyond the prediction is dropped");
+    }
+
+    #[test]
+    fn speculative_angle_merges_speculative_groups_only() {
+        let tilted = |deg: f32| Vec3::new(deg.to_radians().sin(), -deg.to_radians().cos(), 0.0);
+        let c = vec![
+            // Support: two touching points whose normals are 20° apart.
+            cand(0.0, 0.0, -0.001, tilted(0.0), 0),
+            cand(0.1, 0.0, -0.001, tilted(20.0), 1),
+            // Speculative: two points 20° apart, away from both support normals.
+            cand(0.0, 0.3, 0.01, tilted(90.0), 2),
+            cand(0.0, 0.4, 0.012, tilted(110.0), 3),
+        ];
+        let mut r = Reducer::default();
+        let [narrow, wide] = [5f32, 30.0].map(|a| {
+            let m = r.reduce(&c, &rtcd::Pose::IDENTITY, [5f32.to_radians(), a.to_radians()], 0.02, 0.002);
+            m.iter().map(|m| m.points.len()).collect::<Vec<_>>()
+        });
+        assert_eq!(narrow, [1, 1, 1, 1]);
+        assert_eq!(wide, [1, 1, 2], "support groups stay apart, speculative ones merge");
+        let s = crate::CacheSettings { speculative_angle: Some(f32::NAN), ..crate::ContactCache::new(
+            rtcd::RtcdParams::from_triangle_size(0.1),
+            crate::ground::GroundMeshes::new(),
+        )
+        .unwrap()
+        .settings() };
+        assert_eq!(s.speculative_angle_or(0.1), 0.1);
+        assert_eq!(crate::CacheSettings { speculative_angle: Some(0.5), ..s }.speculative_angle_or(0.1), 0.5);
     }
 }

@@ -11,12 +11,10 @@ use crate::pose::Pose;
 /// Reusable buffers for [`reduce_manifolds_with`]: no allocation per call once warm.
 #[derive(Clone, Debug, Default)]
 pub struct ReduceScratch {
-    group_of: Vec<u32>,
+    rest: Vec<u32>,
     members: Vec<u32>,
     flat: Vec<Vec3>,
 }
-
-const UNASSIGNED: u32 = u32::MAX;
 
 /// Groups `candidates` (shape 1's frame) by normal and keeps at most four points per group.
 ///
@@ -44,23 +42,27 @@ pub fn reduce_manifolds_with(
     }
     let cos_max = max_angle.cos();
     candidates.sort_unstable_by(|a, b| a.dist.total_cmp(&b.dist).then_with(|| fid_key(a).cmp(&fid_key(b))));
-    scratch.group_of.clear();
-    scratch.group_of.resize(candidates.len(), UNASSIGNED);
+    // The unassigned candidates, in order; each group takes its members out, so later seeds scan
+    // only what is left.
+    scratch.rest.clear();
+    scratch.rest.extend(0..candidates.len() as u32);
     let inv12 = pos12.inverse();
-    let mut group = 0u32;
-    for seed in 0..candidates.len() {
-        if scratch.group_of[seed] != UNASSIGNED {
-            continue;
-        }
-        let n1 = candidates[seed].n1;
+    while let Some(&seed) = scratch.rest.first() {
+        let n1 = candidates[seed as usize].n1;
+        // The seed always joins (its own dot product may round below a `max_angle` of 0).
         scratch.members.clear();
-        for (i, c) in candidates.iter().enumerate().skip(seed) {
-            if scratch.group_of[i] == UNASSIGNED && n1.dot(c.n1) >= cos_max {
-                scratch.group_of[i] = group;
-                scratch.members.push(i as u32);
+        scratch.members.push(seed);
+        let mut left = 0;
+        for k in 1..scratch.rest.len() {
+            let i = scratch.rest[k];
+            if n1.dot(candidates[i as usize].n1) >= cos_max {
+                scratch.members.push(i);
+            } else {
+                scratch.rest[left] = i;
+                left += 1;
             }
         }
-        group += 1;
+        scratch.rest.truncate(left);
         let chosen = select_points(candidates, &scratch.members, n1, &mut scratch.flat);
         out.push(ContactManifold {
             local_n1: n1,
