@@ -156,11 +156,12 @@ impl RtcdDispatcher {
 
         // The batch's result at this pose. Farther apart than the prediction there is no contact:
         // the box test decides only when the result has a point within the prediction (without one,
-        // nothing is handed over either way).
+        // nothing is handed over either way) and no point already shows the shapes that close.
         for &(key, swapped) in &keys {
-            let hit = self.cache.read_exact(&key, &stored(swapped), |ms| {
+            let stored_pos12 = stored(swapped);
+            let hit = self.cache.read_exact(&key, &stored_pos12, |ms| {
                 let live = ms.iter().any(|m| m.points.iter().any(|p| handed_over(p, prediction)));
-                if live && !boxes_within(pos12, g1, g2, prediction) {
+                if live && !witnessed_within(ms, &stored_pos12, prediction) && !boxes_within(pos12, g1, g2, prediction) {
                     return Count::Separated;
                 }
                 write(if live { ms } else { &[] }, swapped);
@@ -218,6 +219,17 @@ impl RtcdDispatcher {
         write(&manifolds, false);
         Some(())
     }
+}
+
+/// Whether a handed-over point of `ms` (stored order, shape 2 at `pos12`) proves the shapes within
+/// `prediction` of each other, so that [`boxes_within`] holds: a penetrating point (its vertex is
+/// inside the other shape), or witnesses on both surfaces at most `prediction` apart.
+fn witnessed_within(ms: &[rtcd::ContactManifold], pos12: &Pose, prediction: Real) -> bool {
+    let pos12 = to_rtcd(pos12);
+    ms.iter().flat_map(|m| &m.points).any(|p| {
+        handed_over(p, prediction)
+            && (p.dist <= 0.0 || p.local_p1.distance_squared(pos12.transform_point(p.local_p2)) <= prediction * prediction)
+    })
 }
 
 /// Whether the two shapes' local bounding boxes, as oriented boxes at `pos12` and each grown by half
