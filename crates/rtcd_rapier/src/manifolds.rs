@@ -4,6 +4,7 @@
 use parry3d::{
     math::Pose,
     query::{ContactManifold, TrackedContact},
+    shape::PackedFeatureId,
 };
 use rapier3d::geometry::{ContactData, ContactManifoldData};
 
@@ -36,7 +37,7 @@ pub(crate) fn write_manifolds(
     OLD_POINTS.with_borrow_mut(|old| {
         old.clear();
         for m in out.iter() {
-            old.extend_from_slice(&m.points);
+            old.extend(m.points.iter().map(|p| OldPoint { fid1: p.fid1, fid2: p.fid2, data: p.data }));
         }
         let mut n = 0;
         for m in src {
@@ -72,15 +73,23 @@ pub(crate) fn handed_over(p: &rtcd::ContactPoint, prediction: f32) -> bool {
     p.dist <= prediction && p.dist.is_finite()
 }
 
+/// What the carry needs of a previous point: its features and its solver data.
+#[derive(Clone, Copy)]
+struct OldPoint {
+    fid1: PackedFeatureId,
+    fid2: PackedFeatureId,
+    data: ContactData,
+}
+
 thread_local! {
     /// The previous points of the pair being written (reused from call to call).
-    static OLD_POINTS: std::cell::RefCell<Vec<TrackedContact<ContactData>>> = const { std::cell::RefCell::new(Vec::new()) };
+    static OLD_POINTS: std::cell::RefCell<Vec<OldPoint>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `match_contacts` (exact feature ids: the last such old point, as parry's), then the same casting
 /// vertex (the first such old point) for the points it left alone; one pass over the old points per
 /// new point.
-fn carry_contact_data(dst: &mut RapierManifold, old: &[TrackedContact<ContactData>]) {
+fn carry_contact_data(dst: &mut RapierManifold, old: &[OldPoint]) {
     for c in &mut dst.points {
         let (mut exact, mut same_ray) = (None, None);
         for o in old {
