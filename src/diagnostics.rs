@@ -78,7 +78,7 @@ impl RtcdDiagnostics {
             predictive_rays: n.predictive_rays,
             iterative_hit_rate: n.iterative_hit_rate(),
             contact_rays: n.contact_rays,
-            contacts: n.manifold_points,
+            contacts: m.manifold_points as u64,
             max_depth: n.max_depth,
             cache_misses: m.cache.misses,
         }

@@ -446,6 +446,11 @@ impl RtcdDriver {
                 })
             })
             .collect_into_vec(&mut manifolds);
+        let (mut manifold_count, mut point_count) = (0, 0);
+        for m in manifolds.iter().flatten().flatten() {
+            manifold_count += 1;
+            point_count += m.points.len();
+        }
         let published = batch.pairs.iter().zip(&outputs).zip(manifolds).filter_map(|((p, o), m)| {
             let manifolds = m?;
             if record {
@@ -465,6 +470,8 @@ impl RtcdDriver {
             colliders: batch.colliders,
             batch_pairs: batch.pairs.len(),
             narrow_phase: out.metrics,
+            manifolds: manifold_count,
+            manifold_points: point_count,
             cache: Default::default(),
             broad_phase_time: batch.broad_phase_time,
             // Compute time: the broad phase, the backend's step and this publishing (in pipelined use

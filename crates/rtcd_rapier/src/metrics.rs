@@ -19,8 +19,15 @@ pub struct RtcdMetrics {
     pub colliders: usize,
     /// Candidate pairs of the batch's broad phase, sent to the backend.
     pub batch_pairs: usize,
-    /// The backend's figures for the batch (rays, manifolds, depths, its own time).
+    /// The backend's figures for the batch (rays, depths, its own time). Its `manifolds` and
+    /// `manifold_points` stay 0: the batch asks for the raw candidates and reduces them itself (see
+    /// [`Self::manifolds`]).
     pub narrow_phase: StepMetrics,
+    /// Manifolds the batch published for Rapier (after the two-tier reduction), all pairs.
+    pub manifolds: usize,
+    /// Their points: the contact points Rapier's solver gets from the batch this step (each within
+    /// its pair's prediction distance).
+    pub manifold_points: usize,
     /// What the dispatcher did during Rapier's step: pairs served from the batch (hits), computed on
     /// the spot (misses), refreshed, or skipped as separated.
     pub cache: CacheCounters,

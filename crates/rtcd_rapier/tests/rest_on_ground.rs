@@ -19,12 +19,19 @@ fn drop_on_ground(name: &str) {
     let size = size(&mesh);
 
     let (mut max_pen, mut rest_pen, mut misses, mut hits) = (0.0f32, 0.0f32, 0, 0);
+    let mut counted_points = 0;
     let mut first_contact = None;
     for tick in 0..600 {
         w.step();
         let m = w.driver.as_ref().unwrap().metrics();
         misses += m.cache.misses;
         hits += m.cache.hits;
+        if !w.bodies[body].is_sleeping() {
+            // What the batch says it hands the solver is what Rapier holds.
+            let held: usize = w.narrow_phase.contact_pairs().flat_map(|p| &p.manifolds).map(|m| m.points.len()).sum();
+            assert_eq!(m.manifold_points, held, "{name}: tick {tick}");
+            counted_points += held;
+        }
         let pen = (-lowest_vertex(&mesh, &w.pose(body))).max(0.0);
         if pen > 0.0 && first_contact.is_none() {
             first_contact = Some(tick);
@@ -47,6 +54,7 @@ fn drop_on_ground(name: &str) {
     assert!(rest_pen < 0.02 * size, "{name}: resting penetration {rest_pen} >= 2 % of {size}");
     assert!(max_pen < 0.1 * size, "{name}: impact penetration {max_pen}");
     assert!(speed < 0.05, "{name}: not at rest, speed {speed}");
+    assert!(counted_points > 0, "{name}: no contact point was ever handed over");
 }
 
 #[test]
