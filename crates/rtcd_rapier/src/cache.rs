@@ -25,7 +25,6 @@ use rustc_hash::FxHashMap;
 use crate::{
     convert::displacement,
     ground::{CuboidKey, GroundMeshes},
-    reduction::Reducer,
 };
 
 /// The second member of a cached pair, as the dispatcher can identify it.
@@ -231,7 +230,7 @@ struct Inner {
     entries: RwLock<Entries>,
     settings: RwLock<CacheSettings>,
     counters: Counters,
-    exact: Mutex<(NarrowPhase, Reducer)>,
+    exact: Mutex<NarrowPhase>,
     grounds: GroundMeshes,
 }
 
@@ -273,7 +272,7 @@ impl ContactCache {
                 entries: RwLock::new(Entries::default()),
                 settings: RwLock::new(settings),
                 counters: Counters::default(),
-                exact: Mutex::new((exact, Reducer::default())),
+                exact: Mutex::new(exact),
                 grounds,
             }),
         })
@@ -291,7 +290,7 @@ impl ContactCache {
 
     /// Sets the parameters of the on-the-spot narrow phase (e.g. when the driver's change).
     pub fn set_params(&self, params: RtcdParams) -> Result<(), ParamsError> {
-        self.inner.exact.lock().unwrap_or_else(|e| e.into_inner()).0.set_params(params)
+        self.inner.exact.lock().unwrap_or_else(|e| e.into_inner()).set_params(params)
     }
 
     /// The box meshes of cuboid colliders.
@@ -414,11 +413,9 @@ impl ContactCache {
             .map(|(_, p)| p.clone())
     }
 
-    /// Runs `f` on the on-the-spot CPU narrow phase and its reducer (locked).
-    pub(crate) fn with_exact<R>(&self, f: impl FnOnce(&mut NarrowPhase, &mut Reducer) -> R) -> R {
-        let mut guard = self.inner.exact.lock().unwrap_or_else(|e| e.into_inner());
-        let (np, reducer) = &mut *guard;
-        f(np, reducer)
+    /// Runs `f` on the on-the-spot CPU narrow phase (locked).
+    pub(crate) fn with_exact<R>(&self, f: impl FnOnce(&mut NarrowPhase) -> R) -> R {
+        f(&mut self.inner.exact.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 

@@ -48,6 +48,7 @@ use crate::{
     convert::{displacement, flipped, refresh_depths, to_rtcd},
     ground::cuboid_key,
     manifolds::{handed_over, write_manifolds},
+    reduction::Reducer,
     shape::RtcdShape,
 };
 
@@ -209,10 +210,11 @@ impl RtcdDispatcher {
             skip_manifolds: true,
             ..Default::default()
         };
-        let manifolds = self.cache.with_exact(|np, reducer| {
-            let angle = np.params().manifold_angle;
-            let mut out = np.step(&[input], &opts).pairs.pop().unwrap_or_default();
-            let spec_angle = settings.speculative_angle_or(angle);
+        let (mut out, angle) = self.cache.with_exact(|np| {
+            (np.step(&[input], &opts).pairs.pop().unwrap_or_default(), np.params().manifold_angle)
+        });
+        let spec_angle = settings.speculative_angle_or(angle);
+        let manifolds = Reducer::with_local(|reducer| {
             reducer.reduce_output(&mut out, &to_rtcd(pos12), angle, spec_angle, prediction, settings.support_fraction)
         });
         self.cache.count(Count::Miss(start.elapsed()));

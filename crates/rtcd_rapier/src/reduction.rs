@@ -56,7 +56,7 @@ impl Reducer {
         if out.contacts.is_empty() {
             return std::mem::take(&mut out.manifolds);
         }
-        self.reduce(&out.contacts, pos12, [max_angle, speculative_angle], prediction, support_fraction * prediction)
+        self.reduce(&out.contacts, pos12, max_angle, speculative_angle, prediction, support_fraction * prediction)
     }
 
     /// Reduces `candidates` (shape 1's frame, `pos12` shape 2's pose in it) into manifolds, support
@@ -67,7 +67,8 @@ impl Reducer {
         &mut self,
         candidates: &[ContactCandidate],
         pos12: &rtcd::Pose,
-        [max_angle, speculative_angle]: [f32; 2],
+        max_angle: f32,
+        speculative_angle: f32,
         prediction: f32,
         support_slop: f32,
     ) -> Vec<ContactManifold> {
@@ -122,7 +123,7 @@ mod tests {
             c.push(cand(0.5 * a.cos(), 0.5 * a.sin(), 0.015, Vec3::NEG_Y, 100 + k));
         }
         let mut r = Reducer::default();
-        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, [5f32.to_radians(); 2], 0.02, 0.002);
+        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), 5f32.to_radians(), 0.02, 0.002);
         assert_eq!(m.len(), 1);
         let ids: Vec<_> = m[0].points.iter().map(|p| p.fid1).collect();
         assert!(ids.iter().all(|f| matches!(f, FeatureId::Vertex(v) if *v < 4)), "{ids:?}");
@@ -141,7 +142,7 @@ mod tests {
             cand(0.0, 0.4, 0.03, Vec3::X, 3),
         ];
         let mut r = Reducer::default();
-        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, [5f32.to_radians(); 2], 0.02, 0.002);
+        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), 5f32.to_radians(), 0.02, 0.002);
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].local_n1, Vec3::NEG_Y);
         assert_eq!(m[0].points.len(), 1);
@@ -162,7 +163,7 @@ mod tests {
         ];
         let mut r = Reducer::default();
         let [narrow, wide] = [5f32, 30.0].map(|a| {
-            let m = r.reduce(&c, &rtcd::Pose::IDENTITY, [5f32.to_radians(), a.to_radians()], 0.02, 0.002);
+            let m = r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), a.to_radians(), 0.02, 0.002);
             m.iter().map(|m| m.points.len()).collect::<Vec<_>>()
         });
         assert_eq!(narrow, [1, 1, 1, 1]);
