@@ -25,7 +25,8 @@
 //! read in place under the cache's read lock and swapped on the fly if Rapier's order is the reverse
 //! of the cache's. A pair whose oriented bounding boxes are farther apart than the prediction has no
 //! contact: that test runs only when it can change the answer (a cached result with a point within
-//! the prediction), or when nothing is cached. Without a cached result the [`MissPolicy`] decides.
+//! the prediction, none of whose points already shows the shapes that close), or when nothing is
+//! cached. Without a cached result the [`MissPolicy`] decides.
 //!
 //! [`Pos12Tolerance`]: crate::Pos12Tolerance
 
