@@ -7,6 +7,7 @@ use parry3d::{
     shape::PackedFeatureId,
 };
 use rapier3d::geometry::{ContactData, ContactManifoldData};
+use rustc_hash::FxHashMap;
 
 use crate::convert::packed;
 
@@ -34,11 +35,8 @@ pub(crate) fn write_manifolds(
     if out.is_empty() && !src.iter().any(|m| m.points.iter().any(|p| keep(&p))) {
         return;
     }
-    OLD_POINTS.with_borrow_mut(|old| {
-        old.clear();
-        for m in out.iter() {
-            old.extend(m.points.iter().map(|p| OldPoint { fid1: p.fid1, fid2: p.fid2, data: p.data }));
-        }
+    CARRY.with_borrow_mut(|carry| {
+        carry.set_old(out);
         let mut n = 0;
         for m in src {
             if !m.points.iter().any(|p| keep(&p)) {
@@ -62,7 +60,7 @@ pub(crate) fn write_manifolds(
                     TrackedContact::new(p.local_p1, p.local_p2, packed(p.fid1), packed(p.fid2), p.dist)
                 }
             }));
-            carry_contact_data(dst, old);
+            carry.apply(dst);
         }
         out.truncate(n);
     });
@@ -82,14 +80,77 @@ struct OldPoint {
 }
 
 thread_local! {
-    /// The previous points of the pair being written (reused from call to call).
-    static OLD_POINTS: std::cell::RefCell<Vec<OldPoint>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The previous points of the pair being written and their lookup tables (reused from call to
+    /// call).
+    static CARRY: std::cell::RefCell<Carry> = std::cell::RefCell::new(Carry::default());
 }
 
-/// `match_contacts` (exact feature ids: the last such old point, as parry's), then the same casting
-/// vertex (the first such old point) for the points it left alone; one pass over the old points per
-/// new point.
-fn carry_contact_data(dst: &mut RapierManifold, old: &[OldPoint]) {
+/// From this many previous points on, [`Carry`] looks them up in hash maps instead of scanning them
+/// for every new point (the scan is quadratic; a resting pair on a large mesh holds dozens of points).
+const CARRY_INDEX_FROM: usize = 12;
+
+/// The warm-start carry of one pair: its previous points, and, when there are many, where to find
+/// them by feature.
+#[derive(Default)]
+struct Carry {
+    old: Vec<OldPoint>,
+    /// Whether the maps below index `old`.
+    indexed: bool,
+    /// `(fid1, fid2)` → the last old point with these features.
+    exact: FxHashMap<(u32, u32), u32>,
+    /// Vertex `fid1` → the first old point with it; the same for `fid2`.
+    vertex1: FxHashMap<u32, u32>,
+    vertex2: FxHashMap<u32, u32>,
+}
+
+impl Carry {
+    /// Takes the points of `manifolds` (the pair's previous ones) as the old points.
+    fn set_old(&mut self, manifolds: &[RapierManifold]) {
+        self.old.clear();
+        for m in manifolds {
+            self.old.extend(m.points.iter().map(|p| OldPoint { fid1: p.fid1, fid2: p.fid2, data: p.data }));
+        }
+        self.indexed = self.old.len() >= CARRY_INDEX_FROM;
+        if self.indexed {
+            self.exact.clear();
+            self.vertex1.clear();
+            self.vertex2.clear();
+            for (i, o) in self.old.iter().enumerate() {
+                let i = i as u32;
+                self.exact.insert((o.fid1.0, o.fid2.0), i);
+                if o.fid1.is_vertex() {
+                    self.vertex1.entry(o.fid1.0).or_insert(i);
+                }
+                if o.fid2.is_vertex() {
+                    self.vertex2.entry(o.fid2.0).or_insert(i);
+                }
+            }
+        }
+    }
+
+    /// Sets the solver data of `dst`'s points from the old points: `match_contacts` (exact feature
+    /// ids: the last such old point, as parry's), then the same casting vertex (the first such old
+    /// point) for the points it left alone. Scans for few old points (see [`carry_by_scan`]), looks
+    /// up otherwise, with the same result.
+    fn apply(&self, dst: &mut RapierManifold) {
+        if !self.indexed {
+            return carry_by_scan(dst, &self.old);
+        }
+        for c in &mut dst.points {
+            let found = self.exact.get(&(c.fid1.0, c.fid2.0)).or_else(|| {
+                let v1 = c.fid1.is_vertex().then(|| self.vertex1.get(&c.fid1.0)).flatten();
+                let v2 = c.fid2.is_vertex().then(|| self.vertex2.get(&c.fid2.0)).flatten();
+                v1.into_iter().chain(v2).min()
+            });
+            if let Some(&i) = found {
+                c.data = self.old[i as usize].data;
+            }
+        }
+    }
+}
+
+/// [`Carry::apply`] by scanning: one pass over the old points per new point.
+fn carry_by_scan(dst: &mut RapierManifold, old: &[OldPoint]) {
     for c in &mut dst.points {
         let (mut exact, mut same_ray) = (None, None);
         for o in old {
@@ -159,6 +220,49 @@ mod tests {
         for (p, q) in a[0].points.iter().zip(&b[0].points) {
             assert_eq!((p.local_p1, p.local_p2, p.fid1, p.fid2, p.dist), (q.local_p1, q.local_p2, q.fid1, q.fid2, q.dist));
         }
+    }
+
+    /// The looked-up carry gives what the scan gives, on seeded random features drawn from a few
+    /// vertices, edges and faces (so repeats, exact and same-vertex matches all occur).
+    #[test]
+    fn indexed_carry_matches_scan() {
+        let mut s = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: u32| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % n as u64) as u32
+        };
+        let feature = |next: &mut dyn FnMut(u32) -> u32| match next(3) {
+            0 => PackedFeatureId::vertex(next(6)),
+            1 => PackedFeatureId::edge(next(6)),
+            _ => PackedFeatureId::face(next(6)),
+        };
+        let mut lookups = 0;
+        for round in 0..200 {
+            let old_n = CARRY_INDEX_FROM + (round % 30);
+            let mut prev = RapierManifold::with_data(0, 0, ContactManifoldData::default());
+            for k in 0..old_n {
+                let mut c: TrackedContact<ContactData> = TrackedContact::new(Vec3::ZERO, Vec3::ZERO, feature(&mut next), feature(&mut next), 0.0);
+                c.data.impulse = k as f32 + 1.0;
+                prev.points.push(c);
+            }
+            let mut carry = Carry::default();
+            carry.set_old(std::slice::from_ref(&prev));
+            assert!(carry.indexed);
+            let mut a = RapierManifold::with_data(0, 0, ContactManifoldData::default());
+            for _ in 0..20 {
+                a.points.push(TrackedContact::new(Vec3::ZERO, Vec3::ZERO, feature(&mut next), feature(&mut next), 0.0));
+            }
+            let mut b = a.clone();
+            carry.apply(&mut a);
+            carry_by_scan(&mut b, &carry.old);
+            let (ia, ib): (Vec<f32>, Vec<f32>) = a.points.iter().zip(&b.points).map(|(p, q)| (p.data.impulse, q.data.impulse)).unzip();
+            assert_eq!(ia, ib, "round {round}");
+            lookups += ia.iter().filter(|i| **i > 0.0).count();
+        }
+        // Both kinds of match happen (not a comparison of two empty results).
+        assert!(lookups > 1000, "{lookups}");
     }
 
     #[test]
