@@ -2,8 +2,10 @@
 //! miss links (see [`crate::bvh`]). Both sides of the line are traced in one traversal: a node is
 //! visited when its box interval overlaps `[-best_back, best_fwd]`, which shrinks as hits are found.
 
+use glam::Vec3A;
+
 use super::{LineHits, NO_SKIP, finish, test_triangle};
-use crate::{mesh::RtcdMesh, ray::Ray};
+use crate::{bvh::BvhNode, mesh::RtcdMesh, ray::Ray};
 
 /// `1 / d` with components smaller than 1e-20 in magnitude replaced by 1e-20, so the slab test never
 /// meets `0 × ∞`. The WGSL tracer uses the same function.
@@ -13,21 +15,30 @@ pub fn safe_recip(d: glam::Vec3) -> glam::Vec3 {
     glam::Vec3::select(d.abs().cmplt(tiny), tiny, d).recip()
 }
 
+/// [`Aabb::line_interval`](crate::aabb::Aabb::line_interval) of a node's box, `(near, far)` (empty
+/// when `near > far`), in SIMD lanes: the hot loop of the traversal. `inv_dir` comes from
+/// [`safe_recip`], so every product is finite for finite boxes and origins and no lane meets a NaN
+/// (the lane-wise `min`/`max` do not order NaNs as `f32::min`/`max` do).
+#[inline(always)]
+fn slab(node: &BvhNode, origin: Vec3A, inv_dir: Vec3A) -> (f32, f32) {
+    let t1 = (Vec3A::from_array(node.min) - origin) * inv_dir;
+    let t2 = (Vec3A::from_array(node.max) - origin) * inv_dir;
+    (t1.min(t2).max_element(), t1.max(t2).min_element())
+}
+
 /// Traces the line through `ray` against `mesh` with its BVH. See
 /// [`TracerKind::trace_line`](crate::TracerKind::trace_line).
 pub fn trace_bvh(mesh: &RtcdMesh, ray: &Ray, back: f32, fwd: f32, skip_vertex: u32) -> LineHits {
     let mut best_fwd = (fwd, NO_SKIP);
     let mut best_back = (back, NO_SKIP);
     let nodes = mesh.bvh();
-    let inv_dir = safe_recip(ray.dir);
+    let inv_dir = Vec3A::from(safe_recip(ray.dir));
+    let origin = Vec3A::from(ray.origin);
     let mut i = 0usize;
     while i < nodes.len() {
         let node = &nodes[i];
-        let visit = match node.aabb().line_interval(ray.origin, inv_dir) {
-            Some((near, far)) => near <= best_fwd.0 && far >= -best_back.0,
-            None => false,
-        };
-        if !visit {
+        let (near, far) = slab(node, origin, inv_dir);
+        if !(near <= far && near <= best_fwd.0 && far >= -best_back.0) {
             i = node.miss as usize;
             continue;
         }
@@ -42,4 +53,46 @@ pub fn trace_bvh(mesh: &RtcdMesh, ray: &Ray, back: f32, fwd: f32, skip_vertex: u
         }
     }
     finish(mesh, ray, best_fwd, best_back)
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::aabb::Aabb;
+
+    fn vec3(r: f32) -> impl Strategy<Value = Vec3> {
+        (-r..r, -r..r, -r..r).prop_map(|(x, y, z)| Vec3::new(x, y, z))
+    }
+
+    proptest! {
+        /// The SIMD slab test gives `Aabb::line_interval`'s interval (and the same emptiness), also
+        /// for axis-parallel directions (zero components, which `safe_recip` replaces).
+        #[test]
+        fn slab_matches_line_interval(
+            corner in vec3(2.0),
+            size in vec3(1.0),
+            origin in vec3(3.0),
+            dir in vec3(1.0),
+            zero_axes in 0u8..8,
+        ) {
+            let mut d = dir;
+            for k in 0..3 {
+                if zero_axes & (1 << k) != 0 {
+                    d[k] = 0.0;
+                }
+            }
+            prop_assume!(d.length() > 1e-3);
+            let b = Aabb::new(corner, corner + size.abs());
+            let node = BvhNode { min: b.min.to_array(), miss: 0, max: b.max.to_array(), leaf: 0 };
+            let inv = safe_recip(d);
+            let (near, far) = slab(&node, Vec3A::from(origin), Vec3A::from(inv));
+            match b.line_interval(origin, inv) {
+                Some((n, f)) => prop_assert_eq!((near, far), (n, f)),
+                None => prop_assert!(near > far, "{near} {far}"),
+            }
+        }
+    }
 }
