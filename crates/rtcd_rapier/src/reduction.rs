@@ -17,15 +17,16 @@
 
 use rtcd::{
     ContactManifold, PairOutput,
-    contact::{ContactCandidate, ReduceScratch, reduce_manifolds_with},
+    contact::{ContactCandidate, ReduceScratch, reduce_subset_with},
 };
 
 /// Reusable buffers.
 #[derive(Default)]
 pub(crate) struct Reducer {
     scratch: ReduceScratch,
-    support: Vec<ContactCandidate>,
-    speculative: Vec<ContactCandidate>,
+    /// Indices of the support and of the speculative candidates.
+    support: Vec<u32>,
+    speculative: Vec<u32>,
     manifolds: Vec<ContactManifold>,
 }
 
@@ -74,16 +75,18 @@ impl Reducer {
     ) -> Vec<ContactManifold> {
         self.support.clear();
         self.speculative.clear();
-        for c in candidates.iter().filter(|c| c.dist.is_finite() && c.dist <= prediction) {
-            if c.dist <= support_slop { self.support.push(*c) } else { self.speculative.push(*c) }
+        for (k, c) in candidates.iter().enumerate() {
+            if c.dist.is_finite() && c.dist <= prediction {
+                if c.dist <= support_slop { self.support.push(k as u32) } else { self.speculative.push(k as u32) }
+            }
         }
         // Built in a reused buffer, then copied once into a vector of the right size (growing the
         // result manifold by manifold moved every manifold two or three times).
         let out = &mut self.manifolds;
         out.clear();
-        reduce_manifolds_with(&mut self.support, pos12, max_angle, &mut self.scratch, out);
+        reduce_subset_with(candidates, &mut self.support, pos12, max_angle, &mut self.scratch, out);
         let supported = out.len();
-        reduce_manifolds_with(&mut self.speculative, pos12, speculative_angle, &mut self.scratch, out);
+        reduce_subset_with(candidates, &mut self.speculative, pos12, speculative_angle, &mut self.scratch, out);
         // Speculative groups stay only where no support group has their normal; kept in order.
         let cos_max = max_angle.cos();
         let mut kept = supported;

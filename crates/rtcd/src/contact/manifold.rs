@@ -11,7 +11,7 @@ use crate::pose::Pose;
 /// Reusable buffers for [`reduce_manifolds_with`]: no allocation per call once warm.
 #[derive(Clone, Debug, Default)]
 pub struct ReduceScratch {
-    rest: Vec<u32>,
+    subset: Vec<u32>,
     members: Vec<u32>,
     flat: Vec<Vec3>,
 }
@@ -29,7 +29,8 @@ pub fn reduce_manifolds(candidates: &mut [ContactCandidate], pos12: &Pose, max_a
     out
 }
 
-/// [`reduce_manifolds`] with caller-owned buffers, appending to `out`.
+/// [`reduce_manifolds`] with caller-owned buffers, appending to `out`. Leaves `candidates` as they
+/// are (the order is kept in `scratch`).
 pub fn reduce_manifolds_with(
     candidates: &mut [ContactCandidate],
     pos12: &Pose,
@@ -37,32 +38,53 @@ pub fn reduce_manifolds_with(
     scratch: &mut ReduceScratch,
     out: &mut Vec<ContactManifold>,
 ) {
-    if candidates.is_empty() {
+    let mut subset = std::mem::take(&mut scratch.subset);
+    subset.clear();
+    subset.extend(0..candidates.len() as u32);
+    reduce_subset_with(candidates, &mut subset, pos12, max_angle, scratch, out);
+    scratch.subset = subset;
+}
+
+/// [`reduce_manifolds_with`] over the candidates whose indices `subset` holds (in any order; it is
+/// left empty), without copying them.
+pub fn reduce_subset_with(
+    candidates: &[ContactCandidate],
+    subset: &mut Vec<u32>,
+    pos12: &Pose,
+    max_angle: f32,
+    scratch: &mut ReduceScratch,
+    out: &mut Vec<ContactManifold>,
+) {
+    if subset.is_empty() {
         return;
     }
     let cos_max = max_angle.cos();
-    candidates.sort_unstable_by(|a, b| a.dist.total_cmp(&b.dist).then_with(|| fid_key(a).cmp(&fid_key(b))));
-    // The unassigned candidates, in order; each group takes its members out, so later seeds scan
-    // only what is left.
-    scratch.rest.clear();
-    scratch.rest.extend(0..candidates.len() as u32);
+    // Deepest first; features break ties, so the order is total (a pair's candidates have distinct
+    // features) and the same whatever the sort moves.
+    subset.sort_unstable_by(|&a, &b| {
+        let (a, b) = (&candidates[a as usize], &candidates[b as usize]);
+        a.dist.total_cmp(&b.dist).then_with(|| fid_key(a).cmp(&fid_key(b)))
+    });
+    // `subset` holds the unassigned candidates, in order; each group takes its members out, so later
+    // seeds scan only what is left.
+    let rest = subset;
     let inv12 = pos12.inverse();
-    while let Some(&seed) = scratch.rest.first() {
+    while let Some(&seed) = rest.first() {
         let n1 = candidates[seed as usize].n1;
         // The seed always joins (its own dot product may round below a `max_angle` of 0).
         scratch.members.clear();
         scratch.members.push(seed);
         let mut left = 0;
-        for k in 1..scratch.rest.len() {
-            let i = scratch.rest[k];
+        for k in 1..rest.len() {
+            let i = rest[k];
             if n1.dot(candidates[i as usize].n1) >= cos_max {
                 scratch.members.push(i);
             } else {
-                scratch.rest[left] = i;
+                rest[left] = i;
                 left += 1;
             }
         }
-        scratch.rest.truncate(left);
+        rest.truncate(left);
         let chosen = select_points(candidates, &scratch.members, n1, &mut scratch.flat);
         out.push(ContactManifold {
             local_n1: n1,
@@ -178,5 +200,44 @@ mod tests {
         assert_eq!(m[0].points.len(), 2);
         assert_eq!(m[1].local_n1, Vec3::X);
         assert_eq!(m[1].local_n2, Vec3::NEG_X);
+    }
+
+    /// The index-based reduction of a subset gives what the copy-and-sort reduction of the same
+    /// candidates gives, on seeded random candidates (a few normal directions, ties in depth, a
+    /// shuffled subset), and leaves the candidates untouched.
+    #[test]
+    fn subset_reduction_matches_reduction_of_a_copy() {
+        use rand::{Rng, SeedableRng, seq::SliceRandom};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let mut groups = 0;
+        for _ in 0..300 {
+            let n = rng.random_range(1..60);
+            let dirs = [Vec3::NEG_Y, Vec3::X, Vec3::new(0.0, -1.0, 0.05).normalize(), Vec3::new(1.0, 1.0, 0.0).normalize()];
+            let c: Vec<ContactCandidate> = (0..n)
+                .map(|id| {
+                    let p = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
+                    // Depths on a coarse grid, so ties (broken by features) are common.
+                    let d = rng.random_range(-4..3) as f32 * 0.01;
+                    let mut c = cand(p, dirs[rng.random_range(0..dirs.len())], d, id);
+                    if rng.random_bool(0.5) {
+                        std::mem::swap(&mut c.fid1, &mut c.fid2);
+                    }
+                    c
+                })
+                .collect();
+            let mut subset: Vec<u32> = (0..n).filter(|_| rng.random_bool(0.7)).collect();
+            subset.shuffle(&mut rng);
+            let mut copy: Vec<ContactCandidate> = subset.iter().map(|&i| c[i as usize]).collect();
+            let pose = Pose::new(Vec3::new(0.1, 0.2, 0.3), glam::Quat::from_rotation_z(0.3));
+            let expected = reduce_manifolds(&mut copy, &pose, 5f32.to_radians());
+            let before = c.clone();
+            let (mut got, mut scratch) = (Vec::new(), ReduceScratch::default());
+            reduce_subset_with(&c, &mut subset, &pose, 5f32.to_radians(), &mut scratch, &mut got);
+            assert_eq!(got, expected);
+            assert_eq!(c, before);
+            assert!(subset.is_empty());
+            groups += got.len();
+        }
+        assert!(groups > 600, "{groups}");
     }
 }

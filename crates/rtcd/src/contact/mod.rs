@@ -5,7 +5,7 @@
 mod manifold;
 mod reproject;
 
-pub use manifold::{ReduceScratch, reduce_manifolds, reduce_manifolds_with};
+pub use manifold::{ReduceScratch, reduce_manifolds, reduce_manifolds_with, reduce_subset_with};
 pub use reproject::{ContactCandidate, RayContact, reproject};
 
 use arrayvec::ArrayVec;
