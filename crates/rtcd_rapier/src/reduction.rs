@@ -132,7 +132,7 @@ mod tests {
         assert!(ids.iter().all(|f| matches!(f, FeatureId::Vertex(v) if *v < 4)), "{ids:?}");
         assert_eq!(m[0].points.len(), 4);
         // rtcd's own reduction keeps speculative extremes instead.
-        let plain = rtcd::contact::reduce_manifolds(&mut c.clone(), &rtcd::Pose::IDENTITY, 5f32.to_radians());
+        let plain = rtcd::contact::reduce_manifolds(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians());
         assert!(plain[0].points.iter().any(|p| p.dist > 0.01));
     }
 

@@ -18,21 +18,20 @@ pub struct ReduceScratch {
 
 /// Groups `candidates` (shape 1's frame) by normal and keeps at most four points per group.
 ///
-/// Candidates are sorted deepest first; the deepest unassigned one seeds a manifold, and every
+/// Candidates are taken deepest first (their indices are sorted; the slice is not reordered); the deepest unassigned one seeds a manifold, and every
 /// unassigned candidate whose normal is within `max_angle` of the seed's joins it. Each manifold keeps
 /// its deepest point, the point farthest from it, the point farthest from the line through those two,
 /// and the point farthest on the other side of that line. Manifolds come deepest first; points deepest
 /// first. The manifold normal is its deepest point's.
-pub fn reduce_manifolds(candidates: &mut [ContactCandidate], pos12: &Pose, max_angle: f32) -> Vec<ContactManifold> {
+pub fn reduce_manifolds(candidates: &[ContactCandidate], pos12: &Pose, max_angle: f32) -> Vec<ContactManifold> {
     let mut out = Vec::new();
     reduce_manifolds_with(candidates, pos12, max_angle, &mut ReduceScratch::default(), &mut out);
     out
 }
 
-/// [`reduce_manifolds`] with caller-owned buffers, appending to `out`. Leaves `candidates` as they
-/// are (the order is kept in `scratch`).
+/// [`reduce_manifolds`] with caller-owned buffers, appending to `out`.
 pub fn reduce_manifolds_with(
-    candidates: &mut [ContactCandidate],
+    candidates: &[ContactCandidate],
     pos12: &Pose,
     max_angle: f32,
     scratch: &mut ReduceScratch,
@@ -178,7 +177,7 @@ mod tests {
                 id += 1;
             }
         }
-        let m = reduce_manifolds(&mut c, &Pose::IDENTITY, 5f32.to_radians());
+        let m = reduce_manifolds(&c, &Pose::IDENTITY, 5f32.to_radians());
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].points.len(), 4);
         assert_eq!(m[0].points[0].dist, -0.2);
@@ -190,12 +189,12 @@ mod tests {
 
     #[test]
     fn normals_apart_make_separate_manifolds() {
-        let mut c = vec![
+        let c = vec![
             cand(Vec3::ZERO, Vec3::NEG_Y, -0.1, 0),
             cand(Vec3::X, Vec3::new(0.0, -1.0, 0.01).normalize(), -0.1, 1),
             cand(Vec3::Z, Vec3::X, -0.05, 2),
         ];
-        let m = reduce_manifolds(&mut c, &Pose::IDENTITY, 5f32.to_radians());
+        let m = reduce_manifolds(&c, &Pose::IDENTITY, 5f32.to_radians());
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].points.len(), 2);
         assert_eq!(m[1].local_n1, Vec3::X);
@@ -227,9 +226,9 @@ mod tests {
                 .collect();
             let mut subset: Vec<u32> = (0..n).filter(|_| rng.random_bool(0.7)).collect();
             subset.shuffle(&mut rng);
-            let mut copy: Vec<ContactCandidate> = subset.iter().map(|&i| c[i as usize]).collect();
+            let copy: Vec<ContactCandidate> = subset.iter().map(|&i| c[i as usize]).collect();
             let pose = Pose::new(Vec3::new(0.1, 0.2, 0.3), glam::Quat::from_rotation_z(0.3));
-            let expected = reduce_manifolds(&mut copy, &pose, 5f32.to_radians());
+            let expected = reduce_manifolds(&copy, &pose, 5f32.to_radians());
             let before = c.clone();
             let (mut got, mut scratch) = (Vec::new(), ReduceScratch::default());
             reduce_subset_with(&c, &mut subset, &pose, 5f32.to_radians(), &mut scratch, &mut got);

@@ -315,7 +315,7 @@ pub(crate) fn detect_pair(
     let kept = if opts.keep_contacts { scratch.candidates.clone() } else { Vec::new() };
     let mut manifolds = Vec::new();
     if !opts.skip_manifolds {
-        reduce_manifolds_with(&mut scratch.candidates, &input.pos12, params.manifold_angle, &mut scratch.reduce, &mut manifolds);
+        reduce_manifolds_with(&scratch.candidates, &input.pos12, params.manifold_angle, &mut scratch.reduce, &mut manifolds);
     }
     metrics.manifolds = manifolds.len() as u64;
     metrics.manifold_points = manifolds.iter().map(|m| m.points.len() as u64).sum();
