@@ -53,8 +53,12 @@ impl Aabb {
     }
 
     /// Whether `p` is inside or on the boundary.
+    #[inline]
     pub fn contains(&self, p: Vec3) -> bool {
-        p.cmpge(self.min).all() && p.cmple(self.max).all()
+        // In SIMD lanes: one comparison per bound instead of three (a hot test when every vertex of
+        // a mesh is checked against a candidate region).
+        let p = glam::Vec3A::from(p);
+        (p.cmpge(self.min.into()) & p.cmple(self.max.into())).all()
     }
 
     /// Centre point.
@@ -118,6 +122,22 @@ mod tests {
         let (n, f) = b.line_interval(Vec3::new(0.0, 5.0, 0.0), Vec3::new(0.0, 1.0, 0.0).recip()).unwrap();
         assert_eq!((n, f), (-6.0, -4.0));
         assert!(b.line_interval(Vec3::new(3.0, 5.0, 0.0), Vec3::new(0.0, 1.0, 0.0).recip()).is_none());
+    }
+
+    #[test]
+    fn contains_is_inclusive_per_axis() {
+        let b = Aabb::new(Vec3::new(-1.0, -2.0, -3.0), Vec3::new(1.0, 2.0, 3.0));
+        assert!(b.contains(Vec3::ZERO));
+        assert!(b.contains(b.min) && b.contains(b.max));
+        for k in 0..3 {
+            let mut out = Vec3::ZERO;
+            out[k] = b.max[k] + 1e-4;
+            assert!(!b.contains(out), "axis {k} above");
+            out[k] = b.min[k] - 1e-4;
+            assert!(!b.contains(out), "axis {k} below");
+            out[k] = f32::NAN;
+            assert!(!b.contains(out), "axis {k} NaN");
+        }
     }
 
     #[test]

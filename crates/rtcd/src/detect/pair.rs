@@ -371,11 +371,8 @@ fn standard_direction(
     }
     let back = if params.prediction { params.culling_dist } else { 0.0 };
     let exits = dir.from.exit_distances();
-    // `Aabb::contains` in SIMD lanes (every vertex of the mesh is tested).
-    let (lo, hi) = (glam::Vec3A::from(region.min), glam::Vec3A::from(region.max));
     for (v, p) in dir.from.positions().iter().enumerate() {
-        let p = glam::Vec3A::from(*p);
-        if !(p.cmpge(lo) & p.cmple(hi)).all() {
+        if !region.contains(*p) {
             continue;
         }
         let v = v as u32;
