@@ -23,7 +23,7 @@ use rtcd::{
     BackendError, ContactCandidate, FeatureId, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind,
     RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     contact::{ReduceScratch, reduce_manifolds_with},
-    detect::{candidate_region, needs_standard_trace, ray_reach, separation_bound},
+    detect::{candidate_region, needs_standard_trace, separation_before_trace, separation_bound},
     narrow_phase::{RayDebug, RayOutcome},
 };
 use rustc_hash::FxHashSet;
@@ -353,9 +353,8 @@ impl GpuNarrowPhase {
                 || needs_standard_trace(mirror.trace_reference().as_ref(), &p.pos12, radius1, radius2, &params);
             // As on the CPU: a pair without records whose meshes are out of the rays' reach gets a
             // standard step without rays (its records stay empty).
-            let bound = (standard && params.iterative && !opts.force_standard && (a.new || mirror.rec_counts == [0, 0]))
-                .then(|| separation_bound(p.mesh1, p.mesh2, &p.pos12));
-            let separated = bound.is_some_and(|b| b > ray_reach(&params));
+            let recordless = a.new || mirror.rec_counts == [0, 0];
+            let (bound, separated) = separation_before_trace(p, standard, recordless, &params, opts);
             metrics.separated_pairs += usize::from(separated);
             let (e0, e1) = if separated {
                 (0, 0)

@@ -3,7 +3,9 @@
 
 pub(crate) mod pair;
 
-pub use pair::{TraceReference, candidate_region, max_displacement, needs_standard_trace, ray_reach, separation_bound};
+pub use pair::{
+    TraceReference, candidate_region, max_displacement, needs_standard_trace, ray_reach, separation_before_trace, separation_bound,
+};
 
 use crate::pose::Pose;
 

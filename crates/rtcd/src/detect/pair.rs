@@ -174,6 +174,23 @@ pub fn ray_reach(params: &RtcdParams) -> f32 {
     if params.prediction { params.culling_dist } else { 0.0 }
 }
 
+/// The separation bound a standard step of `input` computes before tracing: for a pair of the
+/// iterative algorithm that kept no ray record (`recordless`) and is not forced to the standard
+/// tracer, [`separation_bound`], and whether it puts the meshes out of the rays' reach
+/// ([`ray_reach`]): such a step traces nothing, and the records stay empty. `(None, false)`
+/// otherwise. Both backends decide with it.
+pub fn separation_before_trace(
+    input: &PairInput,
+    standard: bool,
+    recordless: bool,
+    params: &RtcdParams,
+    opts: &StepOptions,
+) -> (Option<f32>, bool) {
+    let bound = (standard && params.iterative && !opts.force_standard && recordless)
+        .then(|| separation_bound(input.mesh1, input.mesh2, &input.pos12));
+    (bound, bound.is_some_and(|b| b > ray_reach(params)))
+}
+
 /// What a pair kept from its last standard trace, for [`needs_standard_trace`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TraceReference {
@@ -250,9 +267,7 @@ pub(crate) fn detect_pair(
     // A standard trace of a pair without records: first the separation bound, and no trace when it
     // puts the meshes out of the rays' reach (it would find nothing; the records stay empty).
     let recordless = state.records.iter().all(Vec::is_empty);
-    let bound = (standard && params.iterative && !opts.force_standard && recordless)
-        .then(|| separation_bound(input.mesh1, input.mesh2, &input.pos12));
-    let separated = bound.is_some_and(|b| b > ray_reach(params));
+    let (bound, separated) = separation_before_trace(input, standard, recordless, params, opts);
     let dirs = Direction::both(input);
     let mut rays = Vec::new();
     scratch.contacts.clear();
