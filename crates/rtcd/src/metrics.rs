@@ -22,6 +22,9 @@ pub struct StepMetrics {
     pub new_pairs: usize,
     /// Pairs whose state was freed because they were not in this step's input.
     pub freed_pairs: usize,
+    /// Pairs held ([`crate::PairInput::hold`]): state kept, nothing traced, not in
+    /// [`Self::pairs`].
+    pub held_pairs: usize,
     /// Rays traced by the standard tracer (one per candidate vertex; each also looks behind the
     /// vertex for a prediction when prediction is on).
     pub standard_rays: u64,
@@ -110,6 +113,7 @@ impl StepMetrics {
         self.failed_pairs += o.failed_pairs;
         self.new_pairs += o.new_pairs;
         self.freed_pairs += o.freed_pairs;
+        self.held_pairs += o.held_pairs;
         self.standard_rays += o.standard_rays;
         self.iterative_rays += o.iterative_rays;
         self.predictive_rays += o.predictive_rays;

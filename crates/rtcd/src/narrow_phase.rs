@@ -54,17 +54,27 @@ pub struct PairInput<'a> {
     pub mesh2: &'a RtcdMesh,
     /// Shape 2's pose in shape 1's frame (parry's `pos12`).
     pub pos12: Pose,
+    /// The caller needs no result for this pair this step but will again (e.g. Rapier recycles its
+    /// contacts while it barely moves): its state is kept and nothing is traced. The output is
+    /// empty and counted in [`StepMetrics::held_pairs`]. A backend that cannot skip a pair may
+    /// trace it anyway; its output is then ignored by such callers.
+    pub hold: bool,
 }
 
 impl<'a> PairInput<'a> {
     /// A pair from its relative pose.
     pub fn new(key: PairKey, mesh1: &'a RtcdMesh, mesh2: &'a RtcdMesh, pos12: Pose) -> Self {
-        Self { key, mesh1, mesh2, pos12 }
+        Self { key, mesh1, mesh2, pos12, hold: false }
+    }
+
+    /// The same pair with [`Self::hold`] set to `hold`.
+    pub fn with_hold(self, hold: bool) -> Self {
+        Self { hold, ..self }
     }
 
     /// A pair from the two world poses.
     pub fn from_world(key: PairKey, mesh1: &'a RtcdMesh, pose1: Pose, mesh2: &'a RtcdMesh, pose2: Pose) -> Self {
-        Self { key, mesh1, mesh2, pos12: pose1.inv_mul(&pose2) }
+        Self::new(key, mesh1, mesh2, pose1.inv_mul(&pose2))
     }
 }
 
@@ -268,7 +278,8 @@ impl NarrowPhase {
     }
 
     /// Runs one step over `pairs`. Pairs absent from `pairs` lose their state; a pair with an error
-    /// gets an empty output with [`PairOutput::error`] set and loses its state; nothing panics.
+    /// gets an empty output with [`PairOutput::error`] set and loses its state; a held pair
+    /// ([`PairInput::hold`]) keeps its state untouched and gets an empty output; nothing panics.
     pub fn step(&mut self, pairs: &[PairInput], opts: &StepOptions) -> StepOutput {
         let start = Instant::now();
         let (mut outputs, valid) = check_pairs(pairs);
@@ -323,6 +334,9 @@ impl NarrowPhase {
                     return None;
                 }
                 let p = &pairs[i as usize];
+                if p.hold {
+                    return None;
+                }
                 if is_quiet_step(p, &slot.state, &params, opts) {
                     slot.state.steps_since_standard += 1;
                     return None;
@@ -347,7 +361,8 @@ impl NarrowPhase {
             o.rays = r.rays;
             o.contacts = r.contacts;
         }
-        let quiet = valid.len() - ran;
+        metrics.held_pairs = valid.iter().filter(|&&i| pairs[i].hold).count();
+        let quiet = valid.len() - ran - metrics.held_pairs;
         metrics.pairs += quiet;
         metrics.iterative_pairs += quiet;
         metrics.time = start.elapsed();

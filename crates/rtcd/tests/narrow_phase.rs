@@ -93,6 +93,41 @@ fn pairs_enter_persist_leave_and_reenter() {
 }
 
 #[test]
+fn held_pairs_keep_their_state_untraced() {
+    let a = common::asset("blob_900");
+    let b = common::asset("torus_900");
+    let mut np = NarrowPhase::new(RtcdParams::from_meshes(&[&a, &b])).unwrap();
+    let pose = Pose::new(Vec3::new(0.05, a.aabb().max.y + 0.1, 0.0), Quat::from_rotation_x(0.3));
+    let p12 = PairInput::new(PairKey::new(1, 2), &a, &b, pose);
+    let p34 = PairInput::new(PairKey::new(3, 4), &a, &b, pose);
+    let opts = StepOptions::default();
+    let first = np.step(&[p12, p34], &opts);
+    assert!(!first.pairs[0].manifolds.is_empty());
+    let state = np.pair_state(&PairKey::new(1, 2)).unwrap().clone();
+
+    // Held at another pose: nothing traced, nothing returned, the state as it was.
+    let moved = Pose::new(pose.translation - Vec3::new(0.0, 0.02, 0.0), pose.rotation);
+    let out = np.step(&[PairInput::new(PairKey::new(1, 2), &a, &b, moved).with_hold(true), p34], &opts);
+    assert_eq!(out.metrics.held_pairs, 1);
+    assert_eq!(out.metrics.pairs, 1);
+    assert_eq!(out.metrics.freed_pairs, 0);
+    assert!(out.pairs[0].manifolds.is_empty() && out.pairs[0].error.is_none());
+    assert!(!out.pairs[1].manifolds.is_empty());
+    let held = np.pair_state(&PairKey::new(1, 2)).unwrap();
+    assert_eq!(held.records, state.records);
+    assert_eq!(held.steps_since_standard, state.steps_since_standard);
+
+    // Released, it goes on from the kept state as if the held step had not been: same result as
+    // a narrow phase that never saw that step.
+    let mut never_held = NarrowPhase::new(*np.params()).unwrap();
+    never_held.step(&[p12], &opts);
+    let a_out = np.step(&[PairInput::new(PairKey::new(1, 2), &a, &b, moved)], &opts);
+    let b_out = never_held.step(&[PairInput::new(PairKey::new(1, 2), &a, &b, moved)], &opts);
+    assert_eq!(a_out.pairs[0].mode, StepMode::Iterative);
+    assert_eq!(a_out.pairs[0].manifolds, b_out.pairs[0].manifolds);
+}
+
+#[test]
 fn metrics_count_rays_by_kind() {
     let a = common::asset("blob_900");
     let b = common::asset("torus_900");

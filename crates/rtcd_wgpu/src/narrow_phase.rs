@@ -290,7 +290,10 @@ impl GpuNarrowPhase {
     }
 
     /// Uploads the step's pairs and submits its kernels; [`GpuNarrowPhase::collect`] waits for the
-    /// results. One step at a time: the next step's walk reads this step's records.
+    /// results. One step at a time: the next step's walk reads this step's records. Held pairs
+    /// ([`PairInput::hold`]) are traced like the others: every pair's records live in one buffer
+    /// compacted each step, so a pair left out would lose them (their results are returned; callers
+    /// that held them ignore them).
     pub fn submit(&mut self, pairs: &[PairInput], opts: &StepOptions) -> Result<(), BackendError> {
         self.usable()?;
         if self.pending.is_some() {
