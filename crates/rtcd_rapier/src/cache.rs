@@ -13,14 +13,14 @@
 use std::{
     sync::{
         Arc, Mutex, RwLock,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::Duration,
 };
 
 use parry3d::math::Pose;
 use rtcd::{ContactManifold, NarrowPhase, ParamsError, RtcdParams};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
     convert::displacement,
@@ -214,6 +214,9 @@ struct Entries {
 struct Results {
     first: CachedPair,
     more: Vec<CachedPair>,
+    /// Whether the dispatcher used one of these results as they are (see
+    /// [`ContactCache::used`]).
+    used: AtomicBool,
 }
 
 impl Results {
@@ -228,6 +231,9 @@ impl Results {
 
 struct Inner {
     entries: RwLock<Entries>,
+    /// Whether the dispatcher notes the keys of the pairs Rapier fully updates ([`ContactCache::track_updates`]).
+    tracking: AtomicBool,
+    updated: Mutex<FxHashSet<CacheKey>>,
     settings: RwLock<CacheSettings>,
     counters: Counters,
     exact: Mutex<NarrowPhase>,
@@ -270,6 +276,8 @@ impl ContactCache {
         Ok(Self {
             inner: Arc::new(Inner {
                 entries: RwLock::new(Entries::default()),
+                tracking: AtomicBool::new(false),
+                updated: Mutex::new(FxHashSet::default()),
                 settings: RwLock::new(settings),
                 counters: Counters::default(),
                 exact: Mutex::new(exact),
@@ -322,7 +330,7 @@ impl ContactCache {
             match e.pairs.entry(key) {
                 std::collections::hash_map::Entry::Occupied(mut o) => o.get_mut().more.push(pair),
                 std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(Results { first: pair, more: Vec::new() });
+                    v.insert(Results { first: pair, more: Vec::new(), used: AtomicBool::new(false) });
                 }
             }
         }
@@ -384,20 +392,52 @@ impl ContactCache {
 
     /// The cached manifolds of `key` computed at `pos12` (the key's order), within the tolerance.
     pub fn exact(&self, key: &CacheKey, pos12: &Pose) -> Option<Vec<ContactManifold>> {
-        self.read_exact(key, pos12, <[ContactManifold]>::to_vec)
+        self.read_exact(key, pos12, false, <[ContactManifold]>::to_vec)
     }
 
     /// Runs `f` on the manifolds of the cached result of `key` computed at `pos12` (within the
-    /// tolerance), in place, if there is one.
+    /// tolerance), in place, if there is one; `mark`: note the use ([`ContactCache::used`]).
     pub(crate) fn read_exact<R>(
         &self,
         key: &CacheKey,
         pos12: &Pose,
+        mark: bool,
         f: impl FnOnce(&[ContactManifold]) -> R,
     ) -> Option<R> {
         let tolerance = read(&self.inner.settings).tolerance;
         let e = read(&self.inner.entries);
-        e.pairs.get(key)?.iter().find(|p| tolerance.matches(&p.pos12, pos12)).map(|p| f(&p.manifolds))
+        let results = e.pairs.get(key)?;
+        let found = results.iter().find(|p| tolerance.matches(&p.pos12, pos12))?;
+        if mark {
+            results.used.store(true, Ordering::Relaxed);
+        }
+        Some(f(&found.manifolds))
+    }
+
+    /// Whether the dispatcher has used a result cached under `key` as it is (at its pose), since
+    /// the last [`ContactCache::publish`].
+    pub fn used(&self, key: &CacheKey) -> bool {
+        read(&self.inner.entries).pairs.get(key).is_some_and(|r| r.used.load(Ordering::Relaxed))
+    }
+
+    /// Starts (or stops) noting the keys of the pairs the dispatcher is called for, that is the pairs
+    /// Rapier fully updates (not recycled, not asleep): [`ContactCache::take_updated`]. The driver
+    /// turns it on when it follows Rapier's contact recycling.
+    pub fn track_updates(&self, on: bool) {
+        self.inner.tracking.store(on, Ordering::Relaxed);
+    }
+
+    pub(crate) fn tracking(&self) -> bool {
+        self.inner.tracking.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn note_update(&self, key: CacheKey) {
+        self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()).insert(key);
+    }
+
+    /// The keys of the pairs the dispatcher was called for since the last call (while tracking).
+    pub fn take_updated(&self) -> FxHashSet<CacheKey> {
+        std::mem::take(&mut *self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The cached result of `key` nearest to `pos12` (IRTCD Eq. 2 displacement), if within

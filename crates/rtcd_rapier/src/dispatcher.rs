@@ -155,13 +155,16 @@ impl RtcdDispatcher {
             (Side::Cuboid(_), Side::Cuboid(_)) => return None,
         };
         let stored = |swapped: bool| if swapped { pos12.inverse() } else { *pos12 };
+        if self.cache.tracking() {
+            self.cache.note_update(keys[0].0);
+        }
 
         // The batch's result at this pose. Farther apart than the prediction there is no contact:
         // the box test decides only when the result has a point within the prediction (without one,
         // nothing is handed over either way) and no point already shows the shapes that close.
         for &(key, swapped) in &keys {
             let stored_pos12 = stored(swapped);
-            let hit = self.cache.read_exact(&key, &stored_pos12, |ms| {
+            let hit = self.cache.read_exact(&key, &stored_pos12, true, |ms| {
                 let live = ms.iter().any(|m| m.points.iter().any(|p| handed_over(p, prediction)));
                 if live && !witnessed_within(ms, &stored_pos12, prediction) && !boxes_within(pos12, g1, g2, prediction) {
                     return Count::Separated;

@@ -17,9 +17,9 @@ use std::{
     time::Instant,
 };
 
-use parry3d::{math::Pose, query::DefaultQueryDispatcher, query::QueryDispatcher};
+use parry3d::{bounding_volume::BoundingVolume, math::Pose, query::DefaultQueryDispatcher, query::QueryDispatcher};
 use rapier3d::{
-    dynamics::{RigidBodyHandle, RigidBodySet, RigidBodyType},
+    dynamics::{IntegrationParameters, RigidBodyHandle, RigidBodySet, RigidBodyType},
     geometry::{
         ActiveCollisionTypes, ColliderHandle, ColliderSet, InteractionGroups, NarrowPhase as RapierNarrowPhase,
     },
@@ -28,7 +28,7 @@ use rtcd::{
     NarrowPhase, NarrowPhaseBackend, PairInput, PairKey, ParamsError, RtcdMesh, RtcdParams, StepOptions, StepOutput,
 };
 use rayon::prelude::*;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
     broad_phase::sweep_and_prune,
@@ -82,6 +82,13 @@ pub struct BatchPair {
     pub pos12: Pose,
     /// Rapier's prediction for the pair (distance plus both skins).
     pub prediction: f32,
+    /// Rapier will recycle the pair's contacts this step ([`RtcdDriver::detect_recycling`]): the
+    /// backend keeps its state without tracing it ([`PairInput::hold`]) and nothing is published.
+    pub hold: bool,
+    /// Shape 2's world pose.
+    pose2: Pose,
+    /// Both contact skins.
+    skins: f32,
     cache_key: CacheKey,
 }
 
@@ -95,6 +102,10 @@ pub struct Batch {
     pub prediction: f32,
     /// Ask the backend for every ray.
     pub record_rays: bool,
+    /// Prepared to follow Rapier's contact recycling ([`RtcdDriver::detect_recycling`]).
+    recycling: bool,
+    /// Rapier's prediction distance: points closer (less the skins) become solver contacts.
+    solver_distance: f32,
     colliders: usize,
     broad_phase_time: std::time::Duration,
 }
@@ -102,7 +113,7 @@ pub struct Batch {
 impl Batch {
     /// The backend inputs.
     pub fn inputs(&self) -> Vec<PairInput<'_>> {
-        self.pairs.iter().map(|p| PairInput::new(p.key, &p.mesh1, &p.mesh2, to_rtcd(&p.pos12))).collect()
+        self.pairs.iter().map(|p| PairInput::new(p.key, &p.mesh1, &p.mesh2, to_rtcd(&p.pos12)).with_hold(p.hold)).collect()
     }
 
     /// The backend options: every candidate comes back (`keep_contacts`) for the two-tier reduction.
@@ -176,6 +187,17 @@ struct Entry {
     cuboid: Option<crate::ground::CuboidKey>,
     mesh: Arc<RtcdMesh>,
     pose: Pose,
+    /// Largest distance of the shape's local bounding box from its origin (Rapier's recycling
+    /// `max_extent`).
+    extent: f32,
+    /// The collider has active hooks (Rapier never recycles its pairs).
+    hooks: bool,
+    /// Rapier's collision box of the collider at `pose` (with its contact skin).
+    collision_aabb: parry3d::bounding_volume::Aabb,
+    /// The body's soft-CCD prediction (0 without).
+    soft_ccd: f32,
+    /// The body's linear velocity.
+    linvel: glam::Vec3,
     skin: f32,
     /// Linear velocity, clamped as Rapier's soft CCD clamps it (zero without soft CCD).
     soft_linvel: glam::Vec3,
@@ -186,6 +208,50 @@ struct Entry {
     collision_types: ActiveCollisionTypes,
     /// The backend's id of this collider (stable across steps).
     key: u64,
+}
+
+/// A pair's world poses (shape 1, shape 2 in the batch's order) at Rapier's last full update of it,
+/// which Rapier's contact recycling measures the drift from.
+#[derive(Clone, Copy, Debug)]
+struct Mirror {
+    pose1: Pose,
+    pose2: Pose,
+    /// The results handed over then had a point within Rapier's prediction distance (an active
+    /// contact for Rapier's solver).
+    active: bool,
+    /// The last batch that had the pair.
+    seen: u64,
+}
+
+/// A pair of the last published batch, for the mirror's update at the next one.
+#[derive(Clone, Copy, Debug)]
+struct Published {
+    key: PairKey,
+    cache_key: CacheKey,
+    pose1: Pose,
+    pose2: Pose,
+    hold: bool,
+    active: bool,
+}
+
+/// Held pairs must drift at most this share of Rapier's recycling bound (and turn by a cosine above
+/// [`HOLD_MIN_ROT_COS`] where Rapier asks 0.98): rounding can only make the batch trace a pair
+/// Rapier then recycles (wasted work), never hold one Rapier updates.
+const HOLD_DRIFT_SHARE: f32 = 0.95;
+const HOLD_MIN_ROT_COS: f32 = 0.985;
+
+/// Rapier's bound on how far any point within `extent` of the origin moved from `base` to `cur`
+/// (`relative_pose_drift` in rapier's `contact_pair.rs`: translation plus rotation chord).
+fn pose_drift(base: &Pose, cur: &Pose, extent: f32) -> f32 {
+    let trans = (cur.translation - base.translation).length();
+    let d = cur.rotation * base.rotation.inverse();
+    trans + 2.0 * glam::Vec3::new(d.x, d.y, d.z).length() * extent
+}
+
+/// `cos Δθ` between two rotations (rapier's `relative_rot_cos`).
+fn rot_cos(base: glam::Quat, cur: glam::Quat) -> f32 {
+    let c = base.dot(cur);
+    2.0 * c * c - 1.0
 }
 
 /// Fewest pairs a rayon job of the publishing reduction takes.
@@ -210,6 +276,10 @@ pub struct RtcdDriver {
     order: Vec<u32>,
     candidates: Vec<(u32, u32)>,
     debug: DebugGeometry,
+    /// Rapier's recycling reference of each pair it last fully updated with our results.
+    mirrors: FxHashMap<PairKey, Mirror>,
+    published: Vec<Published>,
+    batches: u64,
 }
 
 impl std::fmt::Debug for RtcdDriver {
@@ -249,6 +319,9 @@ impl RtcdDriver {
             order: Vec::new(),
             candidates: Vec::new(),
             debug: DebugGeometry::default(),
+            mirrors: FxHashMap::default(),
+            published: Vec::new(),
+            batches: 0,
         })
     }
 
@@ -328,6 +401,37 @@ impl RtcdDriver {
         self.publish(&batch, out)
     }
 
+    /// [`RtcdDriver::detect`] for a pipeline with Rapier's contact recycling on
+    /// (`params.contact_recycling`, Rapier's default): the pairs Rapier will recycle this step (their
+    /// relative pose drifted less than `params.contact_recycle_distance()` since Rapier last updated
+    /// them, as Rapier measures it) are held, not traced: the backend keeps their state
+    /// ([`PairInput::hold`]) and the dispatcher is not called for them; so are the pairs Rapier's
+    /// soft-CCD test clears without calling the dispatcher (collision boxes apart). `narrow_phase`:
+    /// the one the step will run. Call it right before `PhysicsPipeline::step` with the same
+    /// `params`; with recycling off it is
+    /// [`RtcdDriver::detect`] with `params.prediction_distance()`.
+    ///
+    /// The batch mirrors Rapier's recycling test from the poses at which the dispatcher used its
+    /// results, with a margin; a pair Rapier updates anyway (a collider changed in another way than
+    /// its pose) reaches the dispatcher's miss path ([`MissPolicy`]), counted in
+    /// [`CacheCounters::misses`](crate::CacheCounters::misses).
+    pub fn detect_recycling(
+        &mut self,
+        bodies: &RigidBodySet,
+        colliders: &ColliderSet,
+        params: &IntegrationParameters,
+        narrow_phase: &RapierNarrowPhase,
+    ) -> RtcdMetrics {
+        let recycle = params.contact_recycling.then(|| Recycling {
+            distance: params.contact_recycle_distance(),
+            inv_dt: if params.dt != 0.0 { 1.0 / params.dt } else { 0.0 },
+            narrow_phase,
+        });
+        let batch = self.prepare_with(bodies, colliders, params.prediction_distance(), recycle);
+        let out = self.run(&batch);
+        self.publish(&batch, out)
+    }
+
     /// Runs the driver's backend on a prepared batch (falling back to the CPU on errors).
     pub fn run(&mut self, batch: &Batch) -> StepOutput {
         let inputs = batch.inputs();
@@ -342,7 +446,20 @@ impl RtcdDriver {
     /// poses. The batch owns what a backend step needs, so it can be sent to another thread (a
     /// render world) and its results published later with [`RtcdDriver::publish`].
     pub fn prepare(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet, prediction: f32) -> Batch {
+        self.prepare_with(bodies, colliders, prediction, None)
+    }
+
+    /// [`RtcdDriver::prepare`], following Rapier's contact recycling when `recycle` (the recycling
+    /// distance and the narrow phase) is given (see [`RtcdDriver::detect_recycling`]).
+    fn prepare_with(
+        &mut self,
+        bodies: &RigidBodySet,
+        colliders: &ColliderSet,
+        prediction: f32,
+        recycle: Option<Recycling>,
+    ) -> Batch {
         let start = Instant::now();
+        self.update_mirrors(recycle.is_some());
         let prediction = if prediction.is_finite() { prediction.max(0.0) } else { 0.0 };
         self.collect(bodies, colliders);
         let grow = 0.5 * (prediction + self.settings.margin.max(0.0));
@@ -398,29 +515,93 @@ impl RtcdDriver {
             let base = if soft { prediction.max(dt * (e1.soft_linvel - e2.soft_linvel).length()) } else { prediction };
             let pair_prediction = base + e1.skin + e2.skin;
             batch_prediction = batch_prediction.max(pair_prediction);
+            let key = PairKey::new(e1.key, e2.key);
+            let update = match &recycle {
+                Some(r) => rapier_update(e1, e2, self.mirrors.get_mut(&key), self.batches, r, prediction),
+                None => RapierUpdate::Full,
+            };
+            if update == RapierUpdate::Cleared {
+                self.mirrors.remove(&key);
+            }
+            let hold = update != RapierUpdate::Full;
             pairs.push(BatchPair {
-                key: PairKey::new(e1.key, e2.key),
+                key,
                 mesh1: e1.mesh.clone(),
                 mesh2: e2.mesh.clone(),
                 pose1: e1.pose,
                 pos12: e1.pose.inv_mul(&e2.pose),
                 prediction: pair_prediction,
+                hold,
+                pose2: e2.pose,
+                skins: e1.skin + e2.skin,
                 cache_key,
             });
+        }
+        if recycle.is_some() {
+            // Pairs under a shared cache key cannot be told apart by the dispatcher's use of them:
+            // never held, never mirrored.
+            // Only keys with a cuboid or a shared instance can repeat.
+            let shareable = |p: &BatchPair| {
+                matches!(p.cache_key.b, crate::cache::Partner::Cuboid(_)) || (p.key.a | p.key.b) & SHARED_INSTANCE_KEY_BIT != 0
+            };
+            let mut uses: FxHashMap<CacheKey, u32> = FxHashMap::default();
+            for p in pairs.iter().filter(|p| shareable(p)) {
+                *uses.entry(p.cache_key).or_default() += 1;
+            }
+            for p in pairs.iter_mut().filter(|p| shareable(p)) {
+                if uses[&p.cache_key] > 1 {
+                    p.hold = false;
+                    self.mirrors.remove(&p.key);
+                }
+            }
+            // Pairs that left the batch (apart, or both asleep) lose their mirror: Rapier may have
+            // dropped the pair, and its reference with it.
+            let now = self.batches;
+            self.mirrors.retain(|_, m| m.seen == now);
         }
         Batch {
             pairs,
             prediction: batch_prediction,
             record_rays: self.settings.record_rays,
+            recycling: recycle.is_some(),
+            solver_distance: prediction,
             colliders: self.entries.len(),
             broad_phase_time: start.elapsed(),
         }
     }
 
+    /// Updates the recycling mirrors from what the dispatcher did with the last published batch,
+    /// before the next batch is prepared (see [`RtcdDriver::detect_recycling`]).
+    fn update_mirrors(&mut self, recycling: bool) {
+        self.batches += 1;
+        self.cache.track_updates(recycling);
+        let updated = self.cache.take_updated();
+        if !recycling {
+            self.mirrors.clear();
+            self.published.clear();
+            return;
+        }
+        for p in self.published.drain(..) {
+            // Not updated by Rapier (recycled, or asleep): its reference is unchanged.
+            if !updated.contains(&p.cache_key) {
+                continue;
+            }
+            if !p.hold && self.cache.used(&p.cache_key) {
+                // Updated with the batch's results: at the batch's poses.
+                self.mirrors.insert(p.key, Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, seen: 0 });
+            } else {
+                // Updated at a pose the batch did not trace: reference unknown.
+                self.mirrors.remove(&p.key);
+            }
+        }
+    }
+
     /// Second half of [`RtcdDriver::detect`]: reduces a backend's output for `batch` and publishes
-    /// it to the cache the dispatcher reads. Resets the dispatcher's counters.
+    /// it to the cache the dispatcher reads. Resets the dispatcher's counters. Held pairs
+    /// ([`BatchPair::hold`]) are not published.
     pub fn publish(&mut self, batch: &Batch, out: StepOutput) -> RtcdMetrics {
         let publish_start = Instant::now();
+        self.published.clear();
         let out_time = out.metrics.time;
         self.cache.reset_counters();
         let settings = self.cache.settings();
@@ -439,13 +620,23 @@ impl RtcdDriver {
             .zip(outputs.par_iter_mut())
             .with_min_len(REDUCTION_MIN_PAIRS)
             .map(|(p, o)| {
-                o.error.is_none().then(|| {
+                (o.error.is_none() && !p.hold).then(|| {
                     Reducer::with_local(|reducer| {
                         reducer.reduce_output(o, &to_rtcd(&p.pos12), angle, spec_angle, p.prediction, support_fraction)
                     })
                 })
             })
             .collect_into_vec(&mut manifolds);
+        if batch.recycling {
+            self.published.extend(batch.pairs.iter().zip(&manifolds).map(|(p, m)| Published {
+                key: p.key,
+                cache_key: p.cache_key,
+                pose1: p.pose1,
+                pose2: p.pose2,
+                hold: p.hold,
+                active: m.iter().flatten().flat_map(|m| &m.points).any(|c| c.dist < batch.solver_distance + p.skins),
+            }));
+        }
         let (mut manifold_count, mut point_count) = (0, 0);
         for m in manifolds.iter().flatten().flatten() {
             manifold_count += 1;
@@ -525,6 +716,14 @@ impl RtcdDriver {
                 cuboid,
                 mesh,
                 pose,
+                extent: {
+                    let b = shape.compute_local_aabb();
+                    b.mins.length().max(b.maxs.length())
+                },
+                hooks: !co.active_hooks().is_empty(),
+                collision_aabb: shape.compute_aabb(&pose).loosened(co.contact_skin()),
+                soft_ccd: rb.map_or(0.0, |rb| rb.soft_ccd_prediction()),
+                linvel: rb.map_or(glam::Vec3::ZERO, |rb| rb.linvel()),
                 skin: co.contact_skin().max(0.0),
                 soft_linvel: rb
                     .filter(|rb| rb.soft_ccd_prediction() > 0.0)
@@ -587,6 +786,91 @@ impl RtcdDriver {
             },
         }
     }
+}
+
+/// What the batch needs to follow Rapier's contact recycling ([`RtcdDriver::detect_recycling`]).
+#[derive(Clone, Copy)]
+struct Recycling<'a> {
+    /// `IntegrationParameters::contact_recycle_distance()`.
+    distance: f32,
+    /// `1 / dt` (0 for a zero `dt`), as Rapier clamps soft-CCD velocities with it.
+    inv_dt: f32,
+    /// The narrow phase the step will run (for a pair's collider order and contact state).
+    narrow_phase: &'a RapierNarrowPhase,
+}
+
+/// What Rapier's narrow phase will do with a pair this step, as far as the batch can tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RapierUpdate {
+    /// Calls the dispatcher (or the batch cannot tell that it will not).
+    Full,
+    /// Recycles the pair's contacts: the dispatcher is not called.
+    Recycled,
+    /// Clears the pair without calling the dispatcher: soft CCD is on and the collision boxes are
+    /// apart, even swept by the clamped relative velocity (rapier's `pair_update.rs`). Its
+    /// recycling reference goes with it.
+    Cleared,
+}
+
+/// Boxes are grown by this much before the batch concludes that Rapier finds them apart, so
+/// rounding can only make it trace a pair Rapier clears.
+const CLEARED_BOX_MARGIN: f32 = 1e-4;
+
+/// What Rapier will do with the pair `e1`-`e2` (see [`RapierUpdate`]), by its own tests, with
+/// margins that can only turn a skipped pair into a traced one. `mirror`: the pair's recycling
+/// reference, if known (marked seen in batch `now`). A mirrored pair is assumed to still be in
+/// Rapier's contact graph with its reference (it cannot leave Rapier's broad phase without drifting
+/// past the bound); were it not, the dispatcher's miss path would compute it.
+fn rapier_update(
+    e1: &Entry,
+    e2: &Entry,
+    mirror: Option<&mut Mirror>,
+    now: u64,
+    r: &Recycling,
+    prediction: f32,
+) -> RapierUpdate {
+    if e1.hooks || e2.hooks {
+        return RapierUpdate::Full;
+    }
+    if let Some(m) = mirror {
+        m.seen = now;
+        let cos = rot_cos(m.pose1.rotation, e1.pose.rotation).min(rot_cos(m.pose2.rotation, e2.pose.rotation));
+        if cos > HOLD_MIN_ROT_COS {
+            // Rapier measures the drift in its collider order, and allows the larger bound to pairs
+            // with active solver contacts. Both are known from Rapier's pair (a walk of its
+            // contact graph), read only when the answer depends on them: not when the drift in
+            // both orders is within the bound the batch knows applies. A manifold's deepest point
+            // is always among Rapier's solver contacts, so results with a point within the
+            // prediction (`m.active`) mean an active pair.
+            let extent = e1.extent.max(e2.extent);
+            let (base, cur) = (m.pose1.inv_mul(&m.pose2), e1.pose.inv_mul(&e2.pose));
+            let (d12, d21) = (pose_drift(&base, &cur, extent), pose_drift(&base.inverse(), &cur.inverse(), extent));
+            let within = |drift: f32, bound: f32| drift <= HOLD_DRIFT_SHARE * bound;
+            let known = if m.active { r.distance } else { r.distance.min(prediction) };
+            if within(d12.max(d21), known) {
+                return RapierUpdate::Recycled;
+            }
+            if within(d12.min(d21), r.distance)
+                && let Some(cp) = r.narrow_phase.contact_pair(e1.handle, e2.handle)
+            {
+                let drift = if cp.collider1 == e1.handle { d12 } else { d21 };
+                let active = m.active || cp.has_any_active_contact();
+                if within(drift, if active { r.distance } else { r.distance.min(prediction) }) {
+                    return RapierUpdate::Recycled;
+                }
+            }
+        }
+    }
+    // Rapier's soft-CCD early-out is symmetric in the two colliders.
+    let (f, s) = (e1, e2);
+    if f.soft_ccd > 0.0 || s.soft_ccd > 0.0 {
+        let (v1, v2) = (f.linvel.clamp_length_max(f.soft_ccd * r.inv_dt), s.linvel.clamp_length_max(s.soft_ccd * r.inv_dt));
+        let (a1, a2) = (f.collision_aabb.loosened(CLEARED_BOX_MARGIN), s.collision_aabb.loosened(CLEARED_BOX_MARGIN));
+        if !a1.intersects(&a2) && !a1.intersects_moving_aabb(&a2, v2 - v1) {
+            return RapierUpdate::Cleared;
+        }
+    }
+    RapierUpdate::Full
 }
 
 #[cfg(test)]

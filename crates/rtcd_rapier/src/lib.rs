@@ -25,7 +25,9 @@
 //! Contacts are reduced for Rapier's solver in two tiers (at most four points per normal direction,
 //! taken from the touching candidates before the speculative ones), so resting piles of concave
 //! meshes come to rest and sleep. Call [`configure_integration_parameters`] (contact recycling off)
-//! and install the narrow phase before adding colliders.
+//! and install the narrow phase before adding colliders; or keep Rapier's contact recycling and call
+//! [`RtcdDriver::detect_recycling`] instead of `detect`: the batch then skips the pairs Rapier
+//! recycles.
 //!
 //! ```no_run
 //! use std::sync::Arc;

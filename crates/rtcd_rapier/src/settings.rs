@@ -1,11 +1,16 @@
 //! Rapier settings for a batch-computed narrow phase.
 //!
-//! **Contact recycling must be off.** This Rapier build recycles a pair's contacts while its
-//! relative pose drifts less than `normalized_contact_recycle_distance`: the dispatcher is then not
-//! called and the old points and solver anchors are reused. With our batch that means a pair the
-//! batch traced gets stale contacts anyway, and the iterative tracer (IRTCD) loses pairs from its
-//! per-step input (the backend frees state of pairs absent from a step). Every pair must reach the
-//! dispatcher every step, so the batch and the solver see the same contacts.
+//! **Contact recycling: off with [`RtcdDriver::detect`](crate::RtcdDriver::detect), or followed
+//! with [`RtcdDriver::detect_recycling`](crate::RtcdDriver::detect_recycling).** This Rapier build
+//! recycles a pair's contacts while its relative pose drifts less than
+//! `normalized_contact_recycle_distance`: the dispatcher is then not called and the old points and
+//! solver anchors are reused. A batch that does not know which pairs Rapier recycles traces them for
+//! nothing, and the iterative tracer (IRTCD) would lose their state (the backend frees state of
+//! pairs absent from a step). So either recycling is off (what [`configure_integration_parameters`]
+//! does, and what `detect` needs), or the batch follows it: `detect_recycling` mirrors Rapier's
+//! recycling test and holds the recycled pairs (state kept, nothing traced). On scene 1 of the
+//! bench (512 concave meshes) that halved the narrow phase (16.5 → 7.9 ms per step over the run)
+//! and put the whole pile to sleep, for 7 % more penetration (see `crates/rtcd_bench/README.md`).
 //!
 //! **CCD.** Rapier's CCD stays on (`max_ccd_substeps = 1` by default). A body is swept when a point
 //! moves more than half its collider's `ccd_thickness` in a step; [`RtcdShape`](crate::RtcdShape)
@@ -23,8 +28,10 @@
 
 use rapier3d::dynamics::IntegrationParameters;
 
-/// Configures `params` for the ray-traced narrow phase: contact recycling off (see the module docs
-/// for why this is mandatory). Everything else is left as Rapier's defaults.
+/// Configures `params` for the ray-traced narrow phase with [`RtcdDriver::detect`](crate::RtcdDriver::detect):
+/// contact recycling off (see the module docs; leave it on and call
+/// [`RtcdDriver::detect_recycling`](crate::RtcdDriver::detect_recycling) instead to follow it).
+/// Everything else is left as Rapier's defaults.
 pub fn configure_integration_parameters(params: &mut IntegrationParameters) {
     params.contact_recycling = false;
 }

@@ -271,3 +271,38 @@ fn backend_errors_switch_to_the_cpu_for_good() {
     assert_eq!(misses, 0, "the failed step was re-run on the CPU, nothing left to the miss path");
     assert!(lowest_vertex(&mesh, &w.pose(body)) > -0.01);
 }
+
+/// With Rapier's contact recycling on, the batch holds the pair Rapier recycles (a blob resting
+/// on the ground) and traces it again, with no miss, once it is moved past the recycling bound.
+#[test]
+fn recycled_pairs_are_held_and_moved_ones_traced() {
+    let mesh = asset("blob_900");
+    let mut w = World::ours(driver());
+    w.params.contact_recycling = true;
+    w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
+    let body = w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 0.8, 0.0)).can_sleep(false));
+    w.colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut w.bodies);
+    let (mut held, mut misses) = (0, 0);
+    // The blob rocks for about 2.5 s before it settles.
+    for _ in 0..300 {
+        w.step();
+        let m = w.driver.as_ref().unwrap().metrics();
+        held += m.narrow_phase.held_pairs;
+        misses += m.cache.misses;
+    }
+    let lowest = lowest_vertex(&mesh, &w.pose(body));
+    println!("resting blob with contact recycling: held in {held} of 300 ticks, {misses} misses, lowest vertex {lowest}");
+    assert!(held > 60, "held in {held} ticks");
+    assert_eq!(misses, 0);
+    assert!(lowest > -0.02 && lowest < 0.02, "the blob rests at {lowest}");
+
+    // Lifted by 0.3 m (beyond Rapier's 5 cm bound): traced again, served from the batch.
+    let mut rb = w.bodies[body].clone();
+    rb.set_translation(rb.translation() + Vector::new(0.0, 0.3, 0.0), true);
+    w.bodies[body] = rb;
+    w.step();
+    let m = w.driver.as_ref().unwrap().metrics();
+    assert_eq!(m.narrow_phase.held_pairs, 0);
+    assert_eq!(m.cache.misses, 0);
+    assert_eq!(m.cache.hits, 1);
+}

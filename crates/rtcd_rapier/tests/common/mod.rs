@@ -59,7 +59,11 @@ impl World {
     /// One tick: our batch (if any), then Rapier's step.
     pub fn step(&mut self) {
         if let Some(d) = &mut self.driver {
-            d.detect(&self.bodies, &self.colliders, self.params.prediction_distance());
+            if self.params.contact_recycling {
+                d.detect_recycling(&self.bodies, &self.colliders, &self.params, &self.narrow_phase);
+            } else {
+                d.detect(&self.bodies, &self.colliders, self.params.prediction_distance());
+            }
         }
         self.pipeline.step(
             self.gravity,
