@@ -238,7 +238,7 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         note(format!("  {label}: {:.1} s (set-up {:.1} ms)", run.wall.as_secs_f64(), run.setup_time.as_secs_f64() * 1e3));
         Ok(run)
     };
-    let main = sim("rtcd", Setup::Rtcd(params, None))?;
+    let main = sim("rtcd", Setup::Rtcd(params, None, false))?;
     let n = main.steps.len();
     let phases = (scene.id == SceneId::Avalanche).then(|| Phases::detect(&main.steps));
     let mut windows = vec![("all".to_string(), 0..n)];
@@ -248,12 +248,13 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     }
     let mut comparisons = Vec::new();
     for (name, label, setup) in [
-        ("nopred", "rtcd, no prediction", Setup::Rtcd(RtcdParams { prediction: false, ..params }, None)),
-        ("noreproj", "rtcd, no re-projection", Setup::Rtcd(RtcdParams { reprojection: false, ..params }, None)),
+        ("nopred", "rtcd, no prediction", Setup::Rtcd(RtcdParams { prediction: false, ..params }, None, false)),
+        ("noreproj", "rtcd, no re-projection", Setup::Rtcd(RtcdParams { reprojection: false, ..params }, None, false)),
+        ("recycle", crate::report::RECYCLE_LABEL, Setup::Rtcd(params, None, true)),
         (
             "widespec",
             "rtcd, speculative groups within 30°",
-            Setup::Rtcd(params, Some(WIDE_SPECULATIVE_ANGLE_DEG.to_radians())),
+            Setup::Rtcd(params, Some(WIDE_SPECULATIVE_ANGLE_DEG.to_radians()), false),
         ),
         ("trimesh", "Rapier trimesh", Setup::TriMesh),
         ("vhacd", "V-HACD", Setup::Vhacd),

@@ -14,10 +14,10 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --variants LIST       narrow-phase variants replayed, by substring of their key, comma-separated:
                         keys are {standard,iterative}-{brute,bvh}/{pred,nopred}; e.g. `bvh` or
                         `iterative-bvh/pred,standard-bvh/pred`; `none` skips replays (default: all 8)
-  --compare LIST        simulated set-ups besides rtcd: trimesh, vhacd, nopred, noreproj, widespec
-                        (speculative contact groups within 30° instead of 5°; not in the default list),
-                        or none
-                        (default: all four)
+  --compare LIST        simulated set-ups besides rtcd: trimesh, vhacd, nopred, noreproj, recycle
+                        (rtcd with Rapier's contact recycling on, the batch holding recycled pairs),
+                        widespec (speculative contact groups within 30° instead of 5°; not in the
+                        default list), or none (default: all but widespec)
   --gpu MODE            auto (default): GPU rows when an adapter exists, on a software adapter
                         (lavapipe) only at --quick scale unless --gpu-steps is given; on; off
   --gpu-steps N         GPU rows replay the first N steps only (0: all)
@@ -97,7 +97,7 @@ impl Options {
             quick: false,
             scenes: vec![1, 2],
             variants: Vec::new(),
-            compare: ["trimesh", "vhacd", "nopred", "noreproj"].map(String::from).to_vec(),
+            compare: ["trimesh", "vhacd", "nopred", "noreproj", "recycle"].map(String::from).to_vec(),
             gpu: "auto".into(),
             gpu_steps: None,
             brute_stride: 1,
@@ -137,7 +137,7 @@ impl Options {
                         o.compare.clear();
                     }
                     for c in &o.compare {
-                        if !["trimesh", "vhacd", "nopred", "noreproj", "widespec"].contains(&c.as_str()) {
+                        if !["trimesh", "vhacd", "nopred", "noreproj", "widespec", "recycle"].contains(&c.as_str()) {
                             return Err(format!("--compare: unknown set-up {c}"));
                         }
                     }

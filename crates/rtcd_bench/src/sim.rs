@@ -20,8 +20,10 @@ pub struct SimStep {
     pub batch_ms: f64,
     /// The whole step (ms).
     pub step_ms: f64,
-    /// Pairs the rtcd batch traced.
+    /// Pairs the rtcd batch sent to its backend.
     pub batch_pairs: usize,
+    /// Of those, the pairs held untraced because Rapier recycles them.
+    pub held_pairs: usize,
     /// Top-level calls to Rapier's query dispatcher for contacts.
     pub dispatcher_calls: u64,
     /// Pairs Rapier holds contacts for after the step.
@@ -100,6 +102,7 @@ pub fn simulate(scene: &Scene, label: &str, setup: Setup, mut progress: impl FnM
             batch_ms: t.batch.as_secs_f64() * 1e3,
             step_ms: t.step.as_secs_f64() * 1e3,
             batch_pairs: t.batch_pairs,
+            held_pairs: t.held_pairs,
             dispatcher_calls: t.dispatcher_calls,
             contact_pairs: contacts.pairs,
             manifolds: contacts.manifolds,

@@ -49,8 +49,10 @@ use crate::scene::{DT, Scene, Spawn};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Setup {
     /// Our narrow phase on the CPU backend with these parameters and, if set, this
-    /// [`CacheSettings::speculative_angle`](rtcd_rapier::CacheSettings::speculative_angle) (radians).
-    Rtcd(RtcdParams, Option<f32>),
+    /// [`CacheSettings::speculative_angle`](rtcd_rapier::CacheSettings::speculative_angle) (radians);
+    /// `true`: with Rapier's contact recycling (its default, as the other set-ups have it), the batch
+    /// holding the pairs Rapier recycles ([`RtcdDriver::detect_recycling`]).
+    Rtcd(RtcdParams, Option<f32>, bool),
     /// Rapier's trimesh colliders.
     TriMesh,
     /// V-HACD convex decomposition.
@@ -226,6 +228,8 @@ pub struct StepTimes {
     pub dispatcher_calls: u64,
     /// Pairs the rtcd batch sent to its backend (zero for the other set-ups).
     pub batch_pairs: usize,
+    /// Of those, the pairs held untraced because Rapier recycles them.
+    pub held_pairs: usize,
 }
 
 /// A Rapier world in one set-up.
@@ -252,7 +256,7 @@ impl World {
     pub fn new(scene: &Scene, setup: Setup, shapes: Shapes) -> Result<Self, String> {
         let clock = DispatchClock::default();
         let (narrow_phase, params, driver) = match setup {
-            Setup::Rtcd(p, speculative_angle) => {
+            Setup::Rtcd(p, speculative_angle, recycling) => {
                 let driver = RtcdDriver::new(p).map_err(|e| e.to_string())?;
                 let cache = driver.cache();
                 cache.set_settings(rtcd_rapier::CacheSettings { speculative_angle, ..cache.settings() });
@@ -260,7 +264,9 @@ impl World {
                     inner: driver.dispatcher().chain(parry3d::query::DefaultQueryDispatcher),
                     clock: clock.clone(),
                 };
-                (NarrowPhase::with_query_dispatcher(dispatcher), rtcd_rapier::integration_parameters(), Some(driver))
+                let params =
+                    if recycling { IntegrationParameters::default() } else { rtcd_rapier::integration_parameters() };
+                (NarrowPhase::with_query_dispatcher(dispatcher), params, Some(driver))
             }
             Setup::TriMesh | Setup::Vhacd => {
                 let dispatcher = TimedDispatcher { inner: parry3d::query::DefaultQueryDispatcher, clock: clock.clone() };
@@ -312,12 +318,16 @@ impl World {
     pub fn step(&mut self) -> StepTimes {
         self.clock.take();
         let start = Instant::now();
-        let (batch, batch_pairs) = match &mut self.driver {
+        let (batch, batch_pairs, held_pairs) = match &mut self.driver {
             Some(d) => {
-                let m = d.detect(&self.bodies, &self.colliders, self.params.prediction_distance());
-                (m.detect_time, m.batch_pairs)
+                let m = if self.params.contact_recycling {
+                    d.detect_recycling(&self.bodies, &self.colliders, &self.params, &self.narrow_phase)
+                } else {
+                    d.detect(&self.bodies, &self.colliders, self.params.prediction_distance())
+                };
+                (m.detect_time, m.batch_pairs, m.narrow_phase.held_pairs)
             }
-            None => (Duration::ZERO, 0),
+            None => (Duration::ZERO, 0, 0),
         };
         self.pipeline.step(
             Vector::new(0.0, -9.81, 0.0),
@@ -335,7 +345,7 @@ impl World {
         );
         let step = start.elapsed();
         let (dispatch, dispatcher_calls) = self.clock.take();
-        StepTimes { narrow_phase: batch + dispatch, batch, step, dispatcher_calls, batch_pairs }
+        StepTimes { narrow_phase: batch + dispatch, batch, step, dispatcher_calls, batch_pairs, held_pairs }
     }
 
     /// Pose of the `i`-th spawned body, as rtcd's pose.
