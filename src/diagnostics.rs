@@ -20,6 +20,8 @@ pub struct RtcdDiagnostics {
     pub gpu_time: Option<Duration>,
     /// Pairs ray traced.
     pub pairs: usize,
+    /// Pairs Rapier recycled this tick, not traced ([`RtcdSettings::contact_recycling`](crate::RtcdSettings::contact_recycling)).
+    pub held_pairs: usize,
     /// Rays traced by the standard tracer.
     pub standard_rays: u64,
     /// Rays walked from last tick's contacts.
@@ -73,6 +75,7 @@ impl RtcdDiagnostics {
             narrow_phase_time: m.total_time(),
             gpu_time: n.gpu_time,
             pairs: n.pairs,
+            held_pairs: n.held_pairs,
             standard_rays: n.standard_rays,
             iterative_rays: n.iterative_rays,
             predictive_rays: n.predictive_rays,

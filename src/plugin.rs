@@ -131,16 +131,20 @@ impl Plugin for RtcdPlugin {
 }
 
 /// Our dispatcher in front of Rapier's default one, and contact recycling off (every pair must
-/// reach the dispatcher every step), on the default context, before any collider enters it.
+/// reach the dispatcher every step) unless the batch follows it ([`RtcdSettings::contact_recycling`]),
+/// on the default context, before any collider enters it.
 fn install_narrow_phase(
     mut commands: Commands,
     state: Res<RtcdNarrowPhase>,
+    settings: Res<RtcdSettings>,
     mut contexts: Query<(Entity, &mut RapierContextSimulation), (With<DefaultRapierContext>, Without<RtcdInstalled>)>,
     timestep: Option<Res<TimestepMode>>,
 ) {
     for (entity, mut sim) in &mut contexts {
         sim.narrow_phase = state.driver.rapier_narrow_phase();
-        rtcd_rapier::configure_integration_parameters(&mut sim.integration_parameters);
+        if !settings.contact_recycling {
+            rtcd_rapier::configure_integration_parameters(&mut sim.integration_parameters);
+        }
         commands.entity(entity).insert(RtcdInstalled);
         match timestep.as_deref() {
             Some(TimestepMode::Fixed { substeps: 1, .. }) => {}
@@ -245,13 +249,18 @@ fn apply_soft_ccd(
 fn detect(
     mut state: ResMut<RtcdNarrowPhase>,
     settings: Res<RtcdSettings>,
-    contexts: Query<(&RapierContextSimulation, &RapierContextColliders, &RapierRigidBodySet), With<DefaultRapierContext>>,
+    mut contexts: Query<(&mut RapierContextSimulation, &RapierContextColliders, &RapierRigidBodySet), With<DefaultRapierContext>>,
     pipe: Option<Res<render::PipelineChannels>>,
 ) {
     if state.active.is_none() {
         return;
     }
-    let Ok((sim, colliders, bodies)) = contexts.single() else { return };
+    let Ok((mut sim, colliders, bodies)) = contexts.single_mut() else { return };
+    // The pipelined mode's results are a tick old: it cannot follow Rapier's contact recycling.
+    if state.pipelined && sim.integration_parameters.contact_recycling {
+        sim.integration_parameters.contact_recycling = false;
+    }
+    let sim = &*sim;
     let ds = state.driver.settings();
     if settings.record_rays != ds.record_rays || sim.integration_parameters.dt != ds.dt {
         state.driver.set_settings(rtcd_rapier::DriverSettings { record_rays: settings.record_rays, dt: sim.integration_parameters.dt, ..ds });
@@ -261,6 +270,8 @@ fn detect(
         && let Some(pipe) = pipe
     {
         render::pipelined_detect(&mut state, &pipe, &bodies.bodies, &colliders.colliders, prediction);
+    } else if sim.integration_parameters.contact_recycling {
+        state.driver.detect_recycling(&bodies.bodies, &colliders.colliders, &sim.integration_parameters, &sim.narrow_phase);
     } else {
         state.driver.detect(&bodies.bodies, &colliders.colliders, prediction);
     }
