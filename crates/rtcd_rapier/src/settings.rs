@@ -9,8 +9,9 @@
 //! pairs absent from a step). So either recycling is off (what [`configure_integration_parameters`]
 //! does, and what `detect` needs), or the batch follows it: `detect_recycling` mirrors Rapier's
 //! recycling test and holds the recycled pairs (state kept, nothing traced). On scene 1 of the
-//! bench (512 concave meshes) that halved the narrow phase (16.5 → 7.9 ms per step over the run)
-//! and put the whole pile to sleep, for 7 % more penetration (see `crates/rtcd_bench/README.md`).
+//! bench (512 concave meshes) that cut the narrow phase from 17.1 to 7.2 ms per step over the run,
+//! with the same penetration, and put the whole pile to sleep; on scene 2 the peak went from 18.7 to
+//! 10.9 ms, for 16 % more penetration (see `crates/rtcd_bench/README.md`).
 //!
 //! **CCD.** Rapier's CCD stays on (`max_ccd_substeps = 1` by default). A body is swept when a point
 //! moves more than half its collider's `ccd_thickness` in a step; [`RtcdShape`](crate::RtcdShape)
