@@ -14,23 +14,7 @@ const KE_BOUND: f32 = 0.05;
 fn fifty_meshes_in_a_box_come_to_rest() {
     for (name, backend) in common::backends() {
         let mut app = common::app(Some(backend));
-        common::ground(&mut app);
-        // Walls: a 3 m × 3 m box.
-        for (x, z, hx, hz) in [(1.6, 0.0, 0.1, 1.7), (-1.6, 0.0, 0.1, 1.7), (0.0, 1.6, 1.7, 0.1), (0.0, -1.6, 1.7, 0.1)] {
-            app.world_mut().spawn((Collider::cuboid(hx, 1.0, hz), Transform::from_xyz(x, 1.0, z)));
-        }
-        let meshes = ["blob_900", "torus_900", "bent_tube_896"];
-        let mut bodies = Vec::new();
-        for k in 0..50 {
-            let (x, z, y) = ((k % 4) as f32, ((k / 4) % 4) as f32, (k / 16) as f32);
-            let t = Transform::from_xyz((x - 1.5) * 0.75, 0.6 + y * 0.8, (z - 1.5) * 0.75)
-                .with_rotation(Quat::from_euler(EulerRot::XYZ, k as f32 * 0.7, k as f32 * 1.3, k as f32 * 0.4));
-            let e = app
-                .world_mut()
-                .spawn((RigidBody::Dynamic, RtcdCollider::from_obj(common::asset(meshes[k % 3])), t, Velocity::default(), ReadMassProperties::default()))
-                .id();
-            bodies.push(e);
-        }
+        let bodies = box_of_fifty(&mut app);
         let mut below = 0;
         let mut max_pen = 0.0f32;
         for _ in 0..600 {
@@ -69,22 +53,7 @@ fn fifty_meshes_in_a_box_come_to_rest_with_contact_recycling() {
     let mut app = common::app_with(None, |app| {
         app.add_plugins(RtcdPlugin::new(settings));
     });
-    common::ground(&mut app);
-    for (x, z, hx, hz) in [(1.6, 0.0, 0.1, 1.7), (-1.6, 0.0, 0.1, 1.7), (0.0, 1.6, 1.7, 0.1), (0.0, -1.6, 1.7, 0.1)] {
-        app.world_mut().spawn((Collider::cuboid(hx, 1.0, hz), Transform::from_xyz(x, 1.0, z)));
-    }
-    let meshes = ["blob_900", "torus_900", "bent_tube_896"];
-    let mut bodies = Vec::new();
-    for k in 0..50 {
-        let (x, z, y) = ((k % 4) as f32, ((k / 4) % 4) as f32, (k / 16) as f32);
-        let t = Transform::from_xyz((x - 1.5) * 0.75, 0.6 + y * 0.8, (z - 1.5) * 0.75)
-            .with_rotation(Quat::from_euler(EulerRot::XYZ, k as f32 * 0.7, k as f32 * 1.3, k as f32 * 0.4));
-        let e = app
-            .world_mut()
-            .spawn((RigidBody::Dynamic, RtcdCollider::from_obj(common::asset(meshes[k % 3])), t, Velocity::default(), ReadMassProperties::default()))
-            .id();
-        bodies.push(e);
-    }
+    let bodies = box_of_fifty(&mut app);
     let (mut held, mut misses) = (0, 0);
     for _ in 0..600 {
         common::ticks(&mut app, 1);
@@ -99,4 +68,23 @@ fn fifty_meshes_in_a_box_come_to_rest_with_contact_recycling() {
     assert!(ke < KE_BOUND, "kinetic energy {ke}");
     assert!(held > 600, "only {held} pairs held in 600 ticks");
     assert_eq!(misses, 0);
+}
+
+/// The ground, a 3 m × 3 m box of walls and 50 concave meshes above it, in layers.
+fn box_of_fifty(app: &mut App) -> Vec<Entity> {
+    common::ground(app);
+    for (x, z, hx, hz) in [(1.6, 0.0, 0.1, 1.7), (-1.6, 0.0, 0.1, 1.7), (0.0, 1.6, 1.7, 0.1), (0.0, -1.6, 1.7, 0.1)] {
+        app.world_mut().spawn((Collider::cuboid(hx, 1.0, hz), Transform::from_xyz(x, 1.0, z)));
+    }
+    let meshes = ["blob_900", "torus_900", "bent_tube_896"];
+    (0..50)
+        .map(|k| {
+            let (x, z, y) = ((k % 4) as f32, ((k / 4) % 4) as f32, (k / 16) as f32);
+            let t = Transform::from_xyz((x - 1.5) * 0.75, 0.6 + y * 0.8, (z - 1.5) * 0.75)
+                .with_rotation(Quat::from_euler(EulerRot::XYZ, k as f32 * 0.7, k as f32 * 1.3, k as f32 * 0.4));
+            app.world_mut()
+                .spawn((RigidBody::Dynamic, RtcdCollider::from_obj(common::asset(meshes[k % 3])), t, Velocity::default(), ReadMassProperties::default()))
+                .id()
+        })
+        .collect()
 }

@@ -56,12 +56,18 @@ fn parallel_step_equals_pair_by_pair() {
     }
 }
 
-#[test]
-fn pairs_enter_persist_leave_and_reenter() {
+/// A blob and a torus, a narrow phase for them and a pose where they touch.
+fn touching() -> (RtcdMesh, RtcdMesh, NarrowPhase, Pose) {
     let a = common::asset("blob_900");
     let b = common::asset("torus_900");
-    let mut np = NarrowPhase::new(RtcdParams::from_meshes(&[&a, &b])).unwrap();
+    let np = NarrowPhase::new(RtcdParams::from_meshes(&[&a, &b])).unwrap();
     let pose = Pose::new(Vec3::new(0.05, a.aabb().max.y + 0.1, 0.0), Quat::from_rotation_x(0.3));
+    (a, b, np, pose)
+}
+
+#[test]
+fn pairs_enter_persist_leave_and_reenter() {
+    let (a, b, mut np, pose) = touching();
     let p12 = PairInput::new(PairKey::new(1, 2), &a, &b, pose);
     let p34 = PairInput::new(PairKey::new(3, 4), &a, &b, pose);
     let opts = StepOptions::default();
@@ -94,10 +100,7 @@ fn pairs_enter_persist_leave_and_reenter() {
 
 #[test]
 fn held_pairs_keep_their_state_untraced() {
-    let a = common::asset("blob_900");
-    let b = common::asset("torus_900");
-    let mut np = NarrowPhase::new(RtcdParams::from_meshes(&[&a, &b])).unwrap();
-    let pose = Pose::new(Vec3::new(0.05, a.aabb().max.y + 0.1, 0.0), Quat::from_rotation_x(0.3));
+    let (a, b, mut np, pose) = touching();
     let p12 = PairInput::new(PairKey::new(1, 2), &a, &b, pose);
     let p34 = PairInput::new(PairKey::new(3, 4), &a, &b, pose);
     let opts = StepOptions::default();
