@@ -209,7 +209,8 @@ mod tests {
         assert!(q.quick && q.scenes == [1, 2] && q.brute_window == 4 && q.measure_stride == 1);
         let f = parse("").unwrap();
         assert!(!f.quick && f.brute_window == 10 && f.bvh_stride == 2 && f.measure_stride == 5);
-        assert_eq!(f.compare.len(), 4);
+        assert_eq!(f.compare, ["trimesh", "vhacd", "nopred", "noreproj", "recycle"]);
+        assert_eq!(parse("--compare recycle,widespec").unwrap().compare, ["recycle", "widespec"]);
     }
 
     #[test]
