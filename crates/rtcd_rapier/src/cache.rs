@@ -435,9 +435,11 @@ impl ContactCache {
         self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()).insert(key);
     }
 
-    /// The keys of the pairs the dispatcher was called for since the last call (while tracking).
-    pub fn take_updated(&self) -> FxHashSet<CacheKey> {
-        std::mem::take(&mut *self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()))
+    /// Moves into `into` (cleared first) the keys of the pairs the dispatcher was called for since
+    /// the last call (while tracking); the two sets swap buffers, so neither is reallocated.
+    pub fn take_updated(&self, into: &mut FxHashSet<CacheKey>) {
+        into.clear();
+        std::mem::swap(into, &mut *self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()));
     }
 
     /// The cached result of `key` nearest to `pos12` (IRTCD Eq. 2 displacement), if within

@@ -194,10 +194,8 @@ struct Entry {
     hooks: bool,
     /// Rapier's collision box of the collider at `pose` (with its contact skin).
     collision_aabb: parry3d::bounding_volume::Aabb,
-    /// The body's soft-CCD prediction (0 without).
-    soft_ccd: f32,
-    /// The body's linear velocity.
-    linvel: glam::Vec3,
+    /// The body has soft CCD.
+    soft_ccd: bool,
     skin: f32,
     /// Linear velocity, clamped as Rapier's soft CCD clamps it (zero without soft CCD).
     soft_linvel: glam::Vec3,
@@ -280,6 +278,10 @@ pub struct RtcdDriver {
     mirrors: FxHashMap<PairKey, Mirror>,
     published: Vec<Published>,
     batches: u64,
+    /// Per-batch scratch: the keys the dispatcher was called for, and how many pairs share each
+    /// cache key (kept for their capacity).
+    updated: FxHashSet<CacheKey>,
+    key_uses: FxHashMap<CacheKey, u32>,
 }
 
 impl std::fmt::Debug for RtcdDriver {
@@ -322,6 +324,8 @@ impl RtcdDriver {
             mirrors: FxHashMap::default(),
             published: Vec::new(),
             batches: 0,
+            updated: FxHashSet::default(),
+            key_uses: FxHashMap::default(),
         })
     }
 
@@ -408,7 +412,7 @@ impl RtcdDriver {
     /// ([`PairInput::hold`]) and the dispatcher is not called for them; so are the pairs Rapier's
     /// soft-CCD test clears without calling the dispatcher (collision boxes apart). `narrow_phase`:
     /// the one the step will run. Call it right before `PhysicsPipeline::step` with the same
-    /// `params`; with recycling off it is
+    /// `params` (its `dt` becomes [`DriverSettings::dt`]); with recycling off it is
     /// [`RtcdDriver::detect`] with `params.prediction_distance()`.
     ///
     /// The batch mirrors Rapier's recycling test from the poses at which the dispatcher used its
@@ -422,11 +426,11 @@ impl RtcdDriver {
         params: &IntegrationParameters,
         narrow_phase: &RapierNarrowPhase,
     ) -> RtcdMetrics {
-        let recycle = params.contact_recycling.then(|| Recycling {
-            distance: params.contact_recycle_distance(),
-            inv_dt: if params.dt != 0.0 { 1.0 / params.dt } else { 0.0 },
-            narrow_phase,
-        });
+        // Soft-CCD velocities are clamped with the step's `dt`, as Rapier clamps them.
+        self.settings.dt = params.dt;
+        let recycle = params
+            .contact_recycling
+            .then(|| Recycling { distance: params.contact_recycle_distance(), narrow_phase });
         let batch = self.prepare_with(bodies, colliders, params.prediction_distance(), recycle);
         let out = self.run(&batch);
         self.publish(&batch, out)
@@ -544,7 +548,8 @@ impl RtcdDriver {
             let shareable = |p: &BatchPair| {
                 matches!(p.cache_key.b, crate::cache::Partner::Cuboid(_)) || (p.key.a | p.key.b) & SHARED_INSTANCE_KEY_BIT != 0
             };
-            let mut uses: FxHashMap<CacheKey, u32> = FxHashMap::default();
+            let uses = &mut self.key_uses;
+            uses.clear();
             for p in pairs.iter().filter(|p| shareable(p)) {
                 *uses.entry(p.cache_key).or_default() += 1;
             }
@@ -575,11 +580,11 @@ impl RtcdDriver {
     fn update_mirrors(&mut self, recycling: bool) {
         self.batches += 1;
         self.cache.track_updates(recycling);
-        let updated = self.cache.take_updated();
+        let mut updated = std::mem::take(&mut self.updated);
+        self.cache.take_updated(&mut updated);
         if !recycling {
             self.mirrors.clear();
             self.published.clear();
-            return;
         }
         for p in self.published.drain(..) {
             // Not updated by Rapier (recycled, or asleep): its reference is unchanged.
@@ -594,6 +599,7 @@ impl RtcdDriver {
                 self.mirrors.remove(&p.key);
             }
         }
+        self.updated = updated;
     }
 
     /// Second half of [`RtcdDriver::detect`]: reduces a backend's output for `batch` and publishes
@@ -722,8 +728,7 @@ impl RtcdDriver {
                 },
                 hooks: !co.active_hooks().is_empty(),
                 collision_aabb: shape.compute_aabb(&pose).loosened(co.contact_skin()),
-                soft_ccd: rb.map_or(0.0, |rb| rb.soft_ccd_prediction()),
-                linvel: rb.map_or(glam::Vec3::ZERO, |rb| rb.linvel()),
+                soft_ccd: rb.is_some_and(|rb| rb.soft_ccd_prediction() > 0.0),
                 skin: co.contact_skin().max(0.0),
                 soft_linvel: rb
                     .filter(|rb| rb.soft_ccd_prediction() > 0.0)
@@ -793,8 +798,6 @@ impl RtcdDriver {
 struct Recycling<'a> {
     /// `IntegrationParameters::contact_recycle_distance()`.
     distance: f32,
-    /// `1 / dt` (0 for a zero `dt`), as Rapier clamps soft-CCD velocities with it.
-    inv_dt: f32,
     /// The narrow phase the step will run (for a pair's collider order and contact state).
     narrow_phase: &'a RapierNarrowPhase,
 }
@@ -863,8 +866,8 @@ fn rapier_update(
     }
     // Rapier's soft-CCD early-out is symmetric in the two colliders.
     let (f, s) = (e1, e2);
-    if f.soft_ccd > 0.0 || s.soft_ccd > 0.0 {
-        let (v1, v2) = (f.linvel.clamp_length_max(f.soft_ccd * r.inv_dt), s.linvel.clamp_length_max(s.soft_ccd * r.inv_dt));
+    if f.soft_ccd || s.soft_ccd {
+        let (v1, v2) = (f.soft_linvel, s.soft_linvel);
         let (a1, a2) = (f.collision_aabb.loosened(CLEARED_BOX_MARGIN), s.collision_aabb.loosened(CLEARED_BOX_MARGIN));
         if !a1.intersects(&a2) && !a1.intersects_moving_aabb(&a2, v2 - v1) {
             return RapierUpdate::Cleared;
