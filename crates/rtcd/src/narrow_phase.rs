@@ -203,13 +203,14 @@ pub struct NarrowPhase {
     free: Vec<u32>,
     /// Steps run; a slot whose `seen` falls behind lost its pair.
     now: u64,
-    /// Per slot, the step's result (reused from step to step: no allocation once warm).
+    /// The step's results of the pairs that ran, with their input index (reused from step to
+    /// step: no allocation once warm).
     results: Results,
 }
 
 /// [`NarrowPhase`]'s result buffer; a clone starts empty.
 #[derive(Default)]
-struct Results(Vec<Option<PairResult>>);
+struct Results(Vec<(u32, PairResult)>);
 
 impl Clone for Results {
     fn clone(&self) -> Self {
@@ -320,40 +321,34 @@ impl NarrowPhase {
         }
         metrics.failed_pairs = pairs.len() - valid.len();
 
-        // Every pair in parallel, each worker on its pairs' slots, each result in its slot's place.
+        // Every pair in parallel, each worker on its pairs' slots; only the pairs that ran return a result.
         // Most pairs of a resting pile have no record and are out of reach: nothing to trace,
         // nothing to return.
         let params = self.params;
         let results = &mut self.results.0;
-        self.slots
-            .par_iter_mut()
-            .zip(input_of.par_iter())
-            .with_min_len(8)
-            .map(|(slot, &i)| {
-                if i == NO_INPUT {
-                    return None;
-                }
-                let p = &pairs[i as usize];
-                if p.hold {
-                    return None;
-                }
-                if is_quiet_step(p, &slot.state, &params, opts) {
-                    slot.state.steps_since_standard += 1;
-                    return None;
-                }
-                // Each worker thread's buffers, kept from step to step (detect_pair runs no
-                // parallel work, so a thread never re-enters it).
-                Some(SCRATCH.with_borrow_mut(|scratch| detect_pair(p, &mut slot.state, &params, opts, scratch)))
-            })
-            .collect_into_vec(results);
+        results.clear();
+        results.par_extend(self.slots.par_iter_mut().zip(input_of.par_iter()).with_min_len(8).filter_map(|(slot, &i)| {
+            if i == NO_INPUT {
+                return None;
+            }
+            let p = &pairs[i as usize];
+            if p.hold {
+                return None;
+            }
+            if is_quiet_step(p, &slot.state, &params, opts) {
+                slot.state.steps_since_standard += 1;
+                return None;
+            }
+            // Each worker thread's buffers, kept from step to step (detect_pair runs no
+            // parallel work, so a thread never re-enters it).
+            Some((i, SCRATCH.with_borrow_mut(|scratch| detect_pair(p, &mut slot.state, &params, opts, scratch))))
+        }));
         for &i in &valid {
             // Overwritten below for the pairs that ran.
             outputs[i].mode = StepMode::Iterative;
         }
-        let mut ran = 0;
-        for (r, &i) in results.iter_mut().zip(&input_of) {
-            let Some(r) = r.take() else { continue };
-            ran += 1;
+        let ran = results.len();
+        for (i, r) in results.drain(..) {
             metrics.add(&r.metrics);
             let o = &mut outputs[i as usize];
             o.mode = r.mode;

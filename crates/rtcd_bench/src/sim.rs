@@ -18,6 +18,10 @@ pub struct SimStep {
     pub narrow_ms: f64,
     /// rtcd's batch alone (ms).
     pub batch_ms: f64,
+    /// Of the batch: its preparation, our broad phase (ms).
+    pub prepare_ms: f64,
+    /// Of the batch: the backend's step (ms); the rest is reduction and publishing.
+    pub backend_ms: f64,
     /// The whole step (ms).
     pub step_ms: f64,
     /// Pairs the rtcd batch sent to its backend.
@@ -100,6 +104,8 @@ pub fn simulate(scene: &Scene, label: &str, setup: Setup, mut progress: impl FnM
             bodies: n,
             narrow_ms: t.narrow_phase.as_secs_f64() * 1e3,
             batch_ms: t.batch.as_secs_f64() * 1e3,
+            prepare_ms: t.prepare.as_secs_f64() * 1e3,
+            backend_ms: t.backend.as_secs_f64() * 1e3,
             step_ms: t.step.as_secs_f64() * 1e3,
             batch_pairs: t.batch_pairs,
             held_pairs: t.held_pairs,

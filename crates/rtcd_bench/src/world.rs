@@ -222,6 +222,11 @@ pub struct StepTimes {
     pub narrow_phase: Duration,
     /// rtcd's batch alone (zero for the other set-ups).
     pub batch: Duration,
+    /// Of the batch: its preparation (our broad phase, and the recycling test when on).
+    pub prepare: Duration,
+    /// Of the batch: the backend's step (tracing). The rest of the batch is the reduction and
+    /// publishing.
+    pub backend: Duration,
     /// The whole step: rtcd's batch plus `PhysicsPipeline::step`.
     pub step: Duration,
     /// Top-level dispatcher calls.
@@ -318,16 +323,16 @@ impl World {
     pub fn step(&mut self) -> StepTimes {
         self.clock.take();
         let start = Instant::now();
-        let (batch, batch_pairs, held_pairs) = match &mut self.driver {
+        let (batch, prepare, backend, batch_pairs, held_pairs) = match &mut self.driver {
             Some(d) => {
                 let m = if self.params.contact_recycling {
                     d.detect_recycling(&self.bodies, &self.colliders, &self.params, &self.narrow_phase)
                 } else {
                     d.detect(&self.bodies, &self.colliders, self.params.prediction_distance())
                 };
-                (m.detect_time, m.batch_pairs, m.narrow_phase.held_pairs)
+                (m.detect_time, m.broad_phase_time, m.narrow_phase.time, m.batch_pairs, m.narrow_phase.held_pairs)
             }
-            None => (Duration::ZERO, 0, 0),
+            None => (Duration::ZERO, Duration::ZERO, Duration::ZERO, 0, 0),
         };
         self.pipeline.step(
             Vector::new(0.0, -9.81, 0.0),
@@ -345,7 +350,7 @@ impl World {
         );
         let step = start.elapsed();
         let (dispatch, dispatcher_calls) = self.clock.take();
-        StepTimes { narrow_phase: batch + dispatch, batch, step, dispatcher_calls, batch_pairs, held_pairs }
+        StepTimes { narrow_phase: batch + dispatch, batch, prepare, backend, step, dispatcher_calls, batch_pairs, held_pairs }
     }
 
     /// Pose of the `i`-th spawned body, as rtcd's pose.

@@ -219,6 +219,20 @@ struct Mirror {
     active: bool,
     /// The last batch that had the pair.
     seen: u64,
+    /// What the batch read from Rapier's pair since that update, if it needed it.
+    rapier: Option<RapierPair>,
+}
+
+/// What Rapier's recycling test of a pair depends on besides the poses, read from its contact pair
+/// (a walk of its contact graph) at most once per full update: the collider order is the pair's for
+/// as long as it is in the graph, and whether it has active solver contacts changes only at a full
+/// update (recycling keeps the contacts, and the bound Rapier stored with them).
+#[derive(Clone, Copy, Debug)]
+struct RapierPair {
+    /// Rapier's collider 1 is the batch's shape 1.
+    same_order: bool,
+    /// Rapier's bound for the pair is the full recycling distance (active solver contacts).
+    active: bool,
 }
 
 /// A pair of the last published batch, for the mirror's update at the next one.
@@ -593,7 +607,7 @@ impl RtcdDriver {
             }
             if !p.hold && self.cache.used(&p.cache_key) {
                 // Updated with the batch's results: at the batch's poses.
-                self.mirrors.insert(p.key, Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, seen: 0 });
+                self.mirrors.insert(p.key, Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, seen: 0, rapier: None });
             } else {
                 // Updated at a pose the batch did not trace: reference unknown.
                 self.mirrors.remove(&p.key);
@@ -841,26 +855,35 @@ fn rapier_update(
         if cos > HOLD_MIN_ROT_COS {
             // Rapier measures the drift in its collider order, and allows the larger bound to pairs
             // with active solver contacts. Both are known from Rapier's pair (a walk of its
-            // contact graph), read only when the answer depends on them: not when the drift in
-            // both orders is within the bound the batch knows applies. A manifold's deepest point
+            // contact graph), read at most once per reference ([`RapierPair`]) and only when the
+            // answer depends on them: not when the drift in both orders is within the bound the
+            // batch knows applies. A manifold's deepest point
             // is always among Rapier's solver contacts, so results with a point within the
             // prediction (`m.active`) mean an active pair.
             let extent = e1.extent.max(e2.extent);
             let (base, cur) = (m.pose1.inv_mul(&m.pose2), e1.pose.inv_mul(&e2.pose));
             let (d12, d21) = (pose_drift(&base, &cur, extent), pose_drift(&base.inverse(), &cur.inverse(), extent));
             let within = |drift: f32, bound: f32| drift <= HOLD_DRIFT_SHARE * bound;
-            let known = if m.active { r.distance } else { r.distance.min(prediction) };
-            if within(d12.max(d21), known) {
-                return RapierUpdate::Recycled;
-            }
-            if within(d12.min(d21), r.distance)
-                && let Some(cp) = r.narrow_phase.contact_pair(e1.handle, e2.handle)
-            {
-                let drift = if cp.collider1 == e1.handle { d12 } else { d21 };
-                let active = m.active || cp.has_any_active_contact();
-                if within(drift, if active { r.distance } else { r.distance.min(prediction) }) {
-                    return RapierUpdate::Recycled;
+            let bound = |active: bool| if active { r.distance } else { r.distance.min(prediction) };
+            let rapier = match m.rapier {
+                Some(known) => Some(known),
+                None if within(d12.max(d21), bound(m.active)) => return RapierUpdate::Recycled,
+                None if within(d12.min(d21), r.distance) => {
+                    r.narrow_phase.contact_pair(e1.handle, e2.handle).map(|cp| {
+                        let known = RapierPair {
+                            same_order: cp.collider1 == e1.handle,
+                            active: m.active || cp.has_any_active_contact(),
+                        };
+                        m.rapier = Some(known);
+                        known
+                    })
                 }
+                None => None,
+            };
+            if let Some(known) = rapier
+                && within(if known.same_order { d12 } else { d21 }, bound(known.active))
+            {
+                return RapierUpdate::Recycled;
             }
         }
     }
