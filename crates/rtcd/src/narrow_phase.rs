@@ -201,7 +201,7 @@ pub struct NarrowPhase {
     index: FxHashMap<PairKey, u32>,
     slots: Vec<Slot>,
     free: Vec<u32>,
-    /// Steps run; a slot whose `seen` falls behind lost its pair.
+    /// Steps run (a pair's slot remembers the step that created it; 0: a free slot).
     now: u64,
     /// The step's results of the pairs that ran, with their input index (reused from step to
     /// step: no allocation once warm).
@@ -228,7 +228,7 @@ impl fmt::Debug for Results {
 struct Slot {
     key: PairKey,
     state: PairState,
-    /// The step that last had this pair.
+    /// The step that created the slot's pair (0 for a free slot).
     seen: u64,
 }
 
@@ -238,6 +238,8 @@ thread_local! {
 
 /// No input pair in this slot this step.
 const NO_INPUT: u32 = u32::MAX;
+/// A held input pair ([`PairInput::hold`]) in this slot this step.
+const HELD_INPUT: u32 = u32::MAX - 1;
 
 impl NarrowPhase {
     /// A narrow phase with these parameters (checked with [`RtcdParams::validate`]).
@@ -286,8 +288,10 @@ impl NarrowPhase {
         let (mut outputs, valid) = check_pairs(pairs);
         self.now += 1;
         let now = self.now;
-        // Each valid pair's slot (a new one, with a default state, for a new pair).
+        // Each valid pair's slot (a new one, with a default state, for a new pair). A held pair's
+        // slot is only marked: nothing else reads it this step.
         let mut input_of = vec![NO_INPUT; self.slots.len()];
+        let mut metrics = StepMetrics::default();
         for &i in &valid {
             let key = pairs[i].key;
             let slot = match self.index.get(&key) {
@@ -306,13 +310,16 @@ impl NarrowPhase {
                     s
                 }
             };
-            self.slots[slot as usize].seen = now;
-            input_of[slot as usize] = i as u32;
+            input_of[slot as usize] = if pairs[i].hold {
+                metrics.held_pairs += 1;
+                HELD_INPUT
+            } else {
+                i as u32
+            };
         }
         // Departed pairs (and pairs with an error) free their slot.
-        let mut metrics = StepMetrics::default();
-        for (s, slot) in self.slots.iter_mut().enumerate() {
-            if slot.seen != now && slot.seen != 0 {
+        for (s, (slot, &i)) in self.slots.iter_mut().zip(&input_of).enumerate() {
+            if i == NO_INPUT && slot.seen != 0 {
                 self.index.remove(&slot.key);
                 *slot = Slot::default();
                 self.free.push(s as u32);
@@ -328,13 +335,10 @@ impl NarrowPhase {
         let results = &mut self.results.0;
         results.clear();
         results.par_extend(self.slots.par_iter_mut().zip(input_of.par_iter()).with_min_len(8).filter_map(|(slot, &i)| {
-            if i == NO_INPUT {
+            if i == NO_INPUT || i == HELD_INPUT {
                 return None;
             }
             let p = &pairs[i as usize];
-            if p.hold {
-                return None;
-            }
             if is_quiet_step(p, &slot.state, &params, opts) {
                 slot.state.steps_since_standard += 1;
                 return None;
@@ -356,7 +360,6 @@ impl NarrowPhase {
             o.rays = r.rays;
             o.contacts = r.contacts;
         }
-        metrics.held_pairs = valid.iter().filter(|&&i| pairs[i].hold).count();
         let quiet = valid.len() - ran - metrics.held_pairs;
         metrics.pairs += quiet;
         metrics.iterative_pairs += quiet;
