@@ -5,7 +5,7 @@
 use glam::{Quat, Vec3};
 use rtcd::{
     NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepMode, StepOptions,
-    detect::{TraceReference, max_displacement, needs_standard_trace, separation_bound},
+    detect::{TraceReference, max_displacement, needs_standard_trace, separation_bound, separation_bound_beyond},
     shapes,
 };
 
@@ -65,6 +65,39 @@ fn never_above_the_distance_between_vertices() {
     // cut 3 levels down, at a mean vertex distance of 0.6 m.
     let slack = slack / positive as f32;
     assert!(slack < 0.18, "the bound is loose: {slack} m under the closest vertices on average");
+}
+
+#[test]
+fn sharpened_only_beyond_enough() {
+    // Stopped as soon as every pending node pair is more than `enough` apart: the same bound as the
+    // full descent at or under `enough`, and above it a bound between `enough` and the full one
+    // (within rounding: a child's moved box may stick out of its parent's by an ulp).
+    let (a, b) = (blob(), cube(0.3));
+    let mut seed = 0x7au64;
+    let mut rnd = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f32 / (1u64 << 53) as f32
+    };
+    let (mut early, mut same) = (0, 0);
+    for _ in 0..300 {
+        let dir = Vec3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5).normalize_or(Vec3::X);
+        let rot = Quat::from_axis_angle(Vec3::new(rnd(), rnd(), rnd() + 0.1).normalize(), rnd() * 6.3);
+        let pose = Pose::new(dir * (0.4 + 1.2 * rnd()), rot);
+        let full = separation_bound(&a, &b, &pose);
+        for enough in [0.0f32, 0.02, 0.1] {
+            let beyond = separation_bound_beyond(&a, &b, &pose, enough);
+            if full <= enough {
+                assert!((beyond - full).abs() < 1e-5, "enough {enough}: {beyond} where the full descent gives {full}");
+                same += 1;
+            } else {
+                assert!(beyond > enough && beyond <= full + 1e-5, "enough {enough}: {beyond} not in ({enough}, {full}]");
+                early += usize::from(beyond < full);
+            }
+        }
+    }
+    assert!(early > 50 && same > 50, "cases not covered: {early} stopped early, {same} at or under enough");
 }
 
 #[test]

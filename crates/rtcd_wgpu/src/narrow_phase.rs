@@ -23,7 +23,7 @@ use rtcd::{
     BackendError, ContactCandidate, FeatureId, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind,
     RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     contact::{ReduceScratch, reduce_manifolds_with},
-    detect::{candidate_region, needs_standard_trace, separation_before_trace, separation_bound},
+    detect::{candidate_region, needs_standard_trace, separation_before_trace, separation_for_reach},
     narrow_phase::{RayDebug, RayOutcome},
 };
 use rustc_hash::FxHashSet;
@@ -375,7 +375,7 @@ impl GpuNarrowPhase {
                 // Only read for record-less pairs of the iterative algorithm (see
                 // `needs_standard_trace`); the record counts are known after the step.
                 m.separation =
-                    if params.iterative { bound.unwrap_or_else(|| separation_bound(p.mesh1, p.mesh2, &p.pos12)) } else { 0.0 };
+                    if params.iterative { bound.unwrap_or_else(|| separation_for_reach(p.mesh1, p.mesh2, &p.pos12, &params)) } else { 0.0 };
             }
             metrics.new_pairs += a.new as usize;
             gpu_pairs.push(GpuPair {

@@ -20,7 +20,7 @@ pub struct SlotMirror {
     pub reference: Option<Pose>,
     /// Records per direction after the last step.
     pub rec_counts: [u32; 2],
-    /// [`rtcd::detect::separation_bound`] at the reference pose.
+    /// [`rtcd::detect::separation_for_reach`] at the reference pose.
     pub separation: f32,
 }
 

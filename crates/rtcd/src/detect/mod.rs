@@ -5,6 +5,7 @@ pub(crate) mod pair;
 
 pub use pair::{
     TraceReference, candidate_region, max_displacement, needs_standard_trace, ray_reach, separation_before_trace, separation_bound,
+    separation_bound_beyond, separation_for_reach,
 };
 
 use crate::pose::Pose;
@@ -45,7 +46,7 @@ pub struct PairState {
     pub records: [Vec<RayRecord>; 2],
     /// Steps since the last standard trace.
     pub steps_since_standard: u32,
-    /// [`separation_bound`] at the reference pose.
+    /// [`separation_for_reach`] at the reference pose.
     pub separation: f32,
 }
 
