@@ -203,8 +203,8 @@ pub struct NarrowPhase {
     free: Vec<u32>,
     /// Steps run (a pair's slot remembers the step that created it; 0: a free slot).
     now: u64,
-    /// The step's results of the pairs that ran, with their input index (reused from step to
-    /// step: no allocation once warm).
+    /// The step's results of the pairs that ran, with their input index (the buffer is reused
+    /// from step to step).
     results: Results,
 }
 
@@ -229,7 +229,7 @@ struct Slot {
     key: PairKey,
     state: PairState,
     /// The step that created the slot's pair (0 for a free slot).
-    seen: u64,
+    created: u64,
 }
 
 thread_local! {
@@ -305,7 +305,7 @@ impl NarrowPhase {
                             self.slots.len() as u32 - 1
                         }
                     };
-                    self.slots[s as usize] = Slot { key, state: PairState::default(), seen: now };
+                    self.slots[s as usize] = Slot { key, state: PairState::default(), created: now };
                     self.index.insert(key, s);
                     s
                 }
@@ -319,7 +319,7 @@ impl NarrowPhase {
         }
         // Departed pairs (and pairs with an error) free their slot.
         for (s, (slot, &i)) in self.slots.iter_mut().zip(&input_of).enumerate() {
-            if i == NO_INPUT && slot.seen != 0 {
+            if i == NO_INPUT && slot.created != 0 {
                 self.index.remove(&slot.key);
                 *slot = Slot::default();
                 self.free.push(s as u32);
@@ -328,7 +328,8 @@ impl NarrowPhase {
         }
         metrics.failed_pairs = pairs.len() - valid.len();
 
-        // Every pair in parallel, each worker on its pairs' slots; only the pairs that ran return a result.
+        // Every pair in parallel, each worker on its pairs' slots; only the pairs that ran return a
+        // result.
         // Most pairs of a resting pile have no record and are out of reach: nothing to trace,
         // nothing to return.
         let params = self.params;
