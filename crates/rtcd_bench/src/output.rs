@@ -71,7 +71,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
 
     // Simulated rows, one line per step.
     let mut csv = String::from(
-        "setup,how,step,time_s,bodies,narrow_ms,batch_ms,prepare_ms,backend_ms,step_ms,batch_pairs,held_pairs,dispatcher_calls,contact_pairs,manifolds,contact_points,sleeping,kinetic_energy,lowest_vertex,tunnelled,measured_depth,measured_ray_length,measured_max_depth,measured_contact_rays\n",
+        "setup,how,step,time_s,bodies,narrow_ms,batch_ms,prepare_ms,backend_ms,step_ms,batch_pairs,held_pairs,cache_misses,dispatcher_calls,contact_pairs,manifolds,contact_points,sleeping,kinetic_energy,lowest_vertex,tunnelled,measured_depth,measured_ray_length,measured_max_depth,measured_contact_rays\n",
     );
     for s in &r.sims {
         let mut measured = s.measure.iter().peekable();
@@ -85,7 +85,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
             };
             let _ = writeln!(
                 csv,
-                "{},simulated,{i},{:.4},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{},{},{},{},{},{:.6},{:.6},{},{m}",
+                "{},simulated,{i},{:.4},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{},{},{},{},{},{},{:.6},{:.6},{},{m}",
                 s.run.label.replace(',', ";"),
                 t(i),
                 st.bodies,
@@ -96,6 +96,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
                 st.step_ms,
                 st.batch_pairs,
                 st.held_pairs,
+                st.cache_misses,
                 st.dispatcher_calls,
                 st.contact_pairs,
                 st.manifolds,

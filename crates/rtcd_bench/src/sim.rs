@@ -28,6 +28,8 @@ pub struct SimStep {
     pub batch_pairs: usize,
     /// Of those, the pairs held untraced because Rapier recycles them.
     pub held_pairs: usize,
+    /// Pairs the dispatcher computed on the spot, without a batch result (rtcd set-ups).
+    pub cache_misses: u64,
     /// Top-level calls to Rapier's query dispatcher for contacts.
     pub dispatcher_calls: u64,
     /// Pairs Rapier holds contacts for after the step.
@@ -109,6 +111,7 @@ pub fn simulate(scene: &Scene, label: &str, setup: Setup, mut progress: impl FnM
             step_ms: t.step.as_secs_f64() * 1e3,
             batch_pairs: t.batch_pairs,
             held_pairs: t.held_pairs,
+            cache_misses: t.cache_misses,
             dispatcher_calls: t.dispatcher_calls,
             contact_pairs: contacts.pairs,
             manifolds: contacts.manifolds,

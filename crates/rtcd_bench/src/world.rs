@@ -235,6 +235,8 @@ pub struct StepTimes {
     pub batch_pairs: usize,
     /// Of those, the pairs held untraced because Rapier recycles them.
     pub held_pairs: usize,
+    /// Pairs the dispatcher found no batch result for and computed on the spot (rtcd set-ups).
+    pub cache_misses: u64,
 }
 
 /// A Rapier world in one set-up.
@@ -350,7 +352,8 @@ impl World {
         );
         let step = start.elapsed();
         let (dispatch, dispatcher_calls) = self.clock.take();
-        StepTimes { narrow_phase: batch + dispatch, batch, prepare, backend, step, dispatcher_calls, batch_pairs, held_pairs }
+        let cache_misses = self.driver.as_ref().map_or(0, |d| d.cache().counters().misses);
+        StepTimes { narrow_phase: batch + dispatch, batch, prepare, backend, step, dispatcher_calls, batch_pairs, held_pairs, cache_misses }
     }
 
     /// Pose of the `i`-th spawned body, as rtcd's pose.
