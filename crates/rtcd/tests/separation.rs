@@ -19,6 +19,23 @@ fn blob() -> RtcdMesh {
     RtcdMesh::new("blob", &v, &i).unwrap()
 }
 
+/// `n` seeded random poses: a random rotation, the origin 0.4 to `0.4 + spread` from the other's.
+fn random_poses(mut seed: u64, n: usize, spread: f32) -> Vec<Pose> {
+    let mut rnd = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f32 / (1u64 << 53) as f32
+    };
+    (0..n)
+        .map(|_| {
+            let dir = Vec3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5).normalize_or(Vec3::X);
+            let rot = Quat::from_axis_angle(Vec3::new(rnd(), rnd(), rnd() + 0.1).normalize(), rnd() * 6.3);
+            Pose::new(dir * (0.4 + spread * rnd()), rot)
+        })
+        .collect()
+}
+
 #[test]
 fn exact_for_axis_aligned_cubes() {
     let c = cube(0.5);
@@ -36,18 +53,8 @@ fn never_above_the_distance_between_vertices() {
     // The distance between two meshes is at most the distance between any two of their vertices, so
     // a bound above the closest vertex pair is wrong.
     let (a, b) = (blob(), cube(0.3));
-    let mut seed = 0x51u64;
-    let mut rnd = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f32 / (1u64 << 53) as f32
-    };
     let (mut positive, mut slack) = (0, 0.0f32);
-    for _ in 0..300 {
-        let dir = Vec3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5).normalize_or(Vec3::X);
-        let rot = Quat::from_axis_angle(Vec3::new(rnd(), rnd(), rnd() + 0.1).normalize(), rnd() * 6.3);
-        let pose = Pose::new(dir * (0.4 + 1.6 * rnd()), rot);
+    for pose in random_poses(0x51, 300, 1.6) {
         let bound = separation_bound(&a, &b, &pose);
         let closest = a
             .positions()
@@ -73,18 +80,8 @@ fn sharpened_only_beyond_enough() {
     // full descent at or under `enough`, and above it a bound between `enough` and the full one
     // (within rounding: a child's moved box may stick out of its parent's by an ulp).
     let (a, b) = (blob(), cube(0.3));
-    let mut seed = 0x7au64;
-    let mut rnd = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f32 / (1u64 << 53) as f32
-    };
     let (mut early, mut same) = (0, 0);
-    for _ in 0..300 {
-        let dir = Vec3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5).normalize_or(Vec3::X);
-        let rot = Quat::from_axis_angle(Vec3::new(rnd(), rnd(), rnd() + 0.1).normalize(), rnd() * 6.3);
-        let pose = Pose::new(dir * (0.4 + 1.2 * rnd()), rot);
+    for pose in random_poses(0x7a, 300, 1.2) {
         let full = separation_bound(&a, &b, &pose);
         for enough in [0.0f32, 0.02, 0.1] {
             let beyond = separation_bound_beyond(&a, &b, &pose, enough);
