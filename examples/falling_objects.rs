@@ -13,7 +13,8 @@
 //! Headless, it prints every 60 ticks and at the end: the narrow phase's time (from
 //! [`RtcdDiagnostics`]), contacts, the penetration of bodies into the ground (how far each body's
 //! lowest vertex is below y = 0), the bodies below the ground (centre below y = 0, or off the
-//! ground), and the kinetic energy (Rapier's, summed over the bodies). All are computed from the
+//! ground's footprint: the summary tells those that spilled over the walls apart), and the kinetic
+//! energy (Rapier's, summed over the bodies). All are computed from the
 //! simulation as it runs. Run with `--help` for the flags.
 
 mod common;
@@ -262,6 +263,8 @@ struct TickFigures {
     on_ground: usize,
     /// Bodies whose centre is below y = 0 or that left the ground's footprint.
     below_ground: usize,
+    /// Of those, the bodies that left the footprint (over the walls) rather than sank through it.
+    off_ground: usize,
     kinetic_energy: f32,
 }
 
@@ -309,6 +312,7 @@ fn tick_end(
         let p = t.translation;
         if p.y < 0.0 || !scene.ground.over_slab(p) {
             f.below_ground += 1;
+            f.off_ground += usize::from(!scene.ground.over_slab(p));
         }
         let Some(RtcdColliderState::Ready { mesh }) = state else {
             not_ray_traced += 1;
@@ -383,7 +387,7 @@ impl Stats {
              whole physics tick (Rapier step + narrow phase) per tick: mean {tick_mean:.2} ms, max {tick_max:.2} ms (tick {tick_at})\n\
              max ground penetration over the run: {:.2} mm{} at tick {}\n\
              at the end: ground penetration max {:.2} mm, mean {:.2} mm over {} bodies touching the ground; {} pairs, {} contacts\n\
-             bodies below the ground: {} at the end, at most {} during the run\n\
+             bodies below the ground: {} at the end ({} of them off the ground's footprint, over the walls), at most {} during the run\n\
              final kinetic energy: {:.4} J\n\
              wall time: {:.2} s (set-up {:.2} s, simulation {:.2} s)",
             args.count,
@@ -399,6 +403,7 @@ impl Stats {
             l.pairs,
             l.contacts,
             l.below_ground,
+            l.off_ground,
             self.max_below_ground,
             l.kinetic_energy,
             total.as_secs_f64(),
