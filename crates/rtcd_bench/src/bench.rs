@@ -234,10 +234,11 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     let mut sims = Vec::new();
     let sim = |label: &str, setup: Setup| -> Result<SimRun, String> {
         note(format!("simulating {label} ..."));
-        let run = simulate(&scene, label, setup, progress(label, scene.steps))?;
         // Set-ups with an rtcd batch: the pairs Rapier asked for that the batch had no result for.
+        let batched = matches!(setup, Setup::Rtcd(..));
+        let run = simulate(&scene, label, setup, progress(label, scene.steps))?;
         let misses: u64 = run.steps.iter().map(|s| s.cache_misses).sum();
-        let misses = if run.steps.iter().any(|s| s.batch_pairs > 0) { format!(", {misses} cache misses") } else { String::new() };
+        let misses = if batched { format!(", {misses} cache misses") } else { String::new() };
         note(format!("  {label}: {:.1} s (set-up {:.1} ms){misses}", run.wall.as_secs_f64(), run.setup_time.as_secs_f64() * 1e3));
         Ok(run)
     };
