@@ -193,15 +193,25 @@ pub fn check_pairs(pairs: &[PairInput]) -> (Vec<PairOutput>, Vec<usize>) {
 
 /// The CPU narrow phase: call [`NarrowPhase::step`] once per simulation step with the candidate pairs.
 ///
-/// Pair states live in slots that stay put from step to step (a key → slot index finds them), so a
-/// step moves no state: each worker updates its pairs' slots in place.
+/// Pair states live in slots that stay put from step to step, so a step moves no state: each worker
+/// updates its pairs' slots in place. A pair's slot is found by walking the last step's pairs
+/// alongside the input (pairs given in the same order from step to step are found without a
+/// lookup), else by a key → slot index.
 #[derive(Clone, Debug)]
 pub struct NarrowPhase {
     params: RtcdParams,
     index: FxHashMap<PairKey, u32>,
     slots: Vec<Slot>,
+    /// Per slot: the step that created its pair (0: a free slot).
+    created: Vec<u64>,
+    /// Per slot: where its pair came in `last` (valid while the pair is in `last`).
+    last_at: Vec<u32>,
+    /// The last step's pairs with a slot, in input order, and their slots.
+    last: Vec<(PairKey, u32)>,
+    /// This step's, while it runs (a buffer kept from step to step).
+    next_last: Vec<(PairKey, u32)>,
     free: Vec<u32>,
-    /// Steps run (a pair's slot remembers the step that created it; 0: a free slot).
+    /// Steps run.
     now: u64,
     /// The step's results of the pairs that ran, with their input index (the buffer is reused
     /// from step to step).
@@ -228,8 +238,6 @@ impl fmt::Debug for Results {
 struct Slot {
     key: PairKey,
     state: PairState,
-    /// The step that created the slot's pair (0 for a free slot).
-    created: u64,
 }
 
 thread_local! {
@@ -240,12 +248,25 @@ thread_local! {
 const NO_INPUT: u32 = u32::MAX;
 /// A held input pair ([`PairInput::hold`]) in this slot this step.
 const HELD_INPUT: u32 = u32::MAX - 1;
+/// An input pair with an error in this slot this step (the slot is freed).
+const FAILED_INPUT: u32 = u32::MAX - 2;
 
 impl NarrowPhase {
     /// A narrow phase with these parameters (checked with [`RtcdParams::validate`]).
     pub fn new(params: RtcdParams) -> Result<Self, ParamsError> {
         params.validate()?;
-        Ok(Self { params, index: FxHashMap::default(), slots: Vec::new(), free: Vec::new(), now: 0, results: Results::default() })
+        Ok(Self {
+            params,
+            index: FxHashMap::default(),
+            slots: Vec::new(),
+            created: Vec::new(),
+            last_at: Vec::new(),
+            last: Vec::new(),
+            next_last: Vec::new(),
+            free: Vec::new(),
+            now: 0,
+            results: Results::default(),
+        })
     }
 
     /// The parameters.
@@ -277,6 +298,10 @@ impl NarrowPhase {
     pub fn clear(&mut self) {
         self.index.clear();
         self.slots.clear();
+        self.created.clear();
+        self.last_at.clear();
+        self.last.clear();
+        self.next_last.clear();
         self.free.clear();
     }
 
@@ -285,43 +310,92 @@ impl NarrowPhase {
     /// ([`PairInput::hold`]) keeps its state untouched and gets an empty output; nothing panics.
     pub fn step(&mut self, pairs: &[PairInput], opts: &StepOptions) -> StepOutput {
         let start = Instant::now();
-        let (mut outputs, valid) = check_pairs(pairs);
         self.now += 1;
         let now = self.now;
-        // Each valid pair's slot (a new one, with a default state, for a new pair). A held pair's
-        // slot is only marked: nothing else reads it this step.
+        // The checks of `check_pairs`, in its order (self pair, repeated key, invalid pose), with
+        // repeats found by their slot. Each valid pair's slot (a new one, with a default state, for
+        // a new pair). A held pair's slot is only marked: nothing else reads it this step.
+        let mut outputs: Vec<PairOutput> = pairs.iter().map(|p| PairOutput { key: p.key, ..Default::default() }).collect();
+        let mut valid = Vec::with_capacity(pairs.len());
         let mut input_of = vec![NO_INPUT; self.slots.len()];
         let mut metrics = StepMetrics::default();
-        for &i in &valid {
-            let key = pairs[i].key;
-            let slot = match self.index.get(&key) {
-                Some(&s) => s,
-                None => {
-                    let s = match self.free.pop() {
-                        Some(s) => s,
-                        None => {
-                            self.slots.push(Slot::default());
-                            input_of.push(NO_INPUT);
-                            self.slots.len() as u32 - 1
-                        }
-                    };
-                    self.slots[s as usize] = Slot { key, state: PairState::default(), created: now };
-                    self.index.insert(key, s);
-                    s
+        let last = std::mem::take(&mut self.last);
+        self.next_last.clear();
+        let mut next = 0;
+        // Keys that failed this step without a slot (for the repeats of their key).
+        let mut failed_new = FxHashSet::default();
+        for (i, p) in pairs.iter().enumerate() {
+            let key = p.key;
+            if key.a == key.b {
+                outputs[i].error = Some(PairError::SelfPair { key });
+                continue;
+            }
+            let slot = match last.get(next) {
+                Some(&(k, s)) if k == key => {
+                    next += 1;
+                    Some(s)
                 }
+                _ => self.index.get(&key).copied().inspect(|&s| {
+                    // Walk on from the pair's place in the last step, if it had one.
+                    let at = self.last_at[s as usize] as usize;
+                    if last.get(at).is_some_and(|&(k, _)| k == key) {
+                        next = at + 1;
+                    }
+                }),
             };
-            input_of[slot as usize] = if pairs[i].hold {
+            let repeated = match slot {
+                Some(s) => input_of[s as usize] != NO_INPUT,
+                None => !failed_new.is_empty() && failed_new.contains(&key),
+            };
+            if repeated {
+                outputs[i].error = Some(PairError::DuplicatePair { key });
+                continue;
+            }
+            if !p.pos12.is_valid() {
+                outputs[i].error = Some(PairError::InvalidPose { key, pose: format!("{:?}", p.pos12) });
+                match slot {
+                    Some(s) => input_of[s as usize] = FAILED_INPUT,
+                    None => {
+                        failed_new.insert(key);
+                    }
+                }
+                continue;
+            }
+            let slot = slot.unwrap_or_else(|| {
+                let s = match self.free.pop() {
+                    Some(s) => s,
+                    None => {
+                        self.slots.push(Slot::default());
+                        self.created.push(0);
+                        self.last_at.push(0);
+                        input_of.push(NO_INPUT);
+                        self.slots.len() as u32 - 1
+                    }
+                };
+                self.slots[s as usize] = Slot { key, state: PairState::default() };
+                self.created[s as usize] = now;
+                self.index.insert(key, s);
+                s
+            });
+            input_of[slot as usize] = if p.hold {
                 metrics.held_pairs += 1;
                 HELD_INPUT
             } else {
                 i as u32
             };
+            valid.push(i);
+            self.last_at[slot as usize] = self.next_last.len() as u32;
+            self.next_last.push((key, slot));
         }
+        // This step's pairs are walked at the next one; the last step's buffer takes their place.
+        self.last = std::mem::replace(&mut self.next_last, last);
         // Departed pairs (and pairs with an error) free their slot.
-        for (s, (slot, &i)) in self.slots.iter_mut().zip(&input_of).enumerate() {
-            if i == NO_INPUT && slot.created != 0 {
+        for (s, &i) in input_of.iter().enumerate() {
+            if (i == NO_INPUT || i == FAILED_INPUT) && self.created[s] != 0 {
+                let slot = &mut self.slots[s];
                 self.index.remove(&slot.key);
                 *slot = Slot::default();
+                self.created[s] = 0;
                 self.free.push(s as u32);
                 metrics.freed_pairs += 1;
             }
@@ -336,7 +410,7 @@ impl NarrowPhase {
         let results = &mut self.results.0;
         results.clear();
         results.par_extend(self.slots.par_iter_mut().zip(input_of.par_iter()).with_min_len(8).filter_map(|(slot, &i)| {
-            if i == NO_INPUT || i == HELD_INPUT {
+            if i == NO_INPUT || i == HELD_INPUT || i == FAILED_INPUT {
                 return None;
             }
             let p = &pairs[i as usize];

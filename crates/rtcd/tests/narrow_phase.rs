@@ -204,3 +204,65 @@ fn skipped_work_changes_no_result() {
         assert!(separated > 50 && quiet > 200 && standard_steps > 100, "{separated} separated, {quiet} quiet, {standard_steps} standard");
     }
 }
+
+/// Pairs given in any order, with repeats, self pairs and invalid poses among them, keep exactly
+/// their own state from step to step (each pair has its own pose, which its state's reference must
+/// be), and get the errors `check_pairs` gives.
+#[test]
+fn state_follows_pairs_in_any_order() {
+    let a = common::cuboid("a", Vec3::splat(0.5));
+    let mut np = NarrowPhase::new(RtcdParams::from_meshes(&[&a])).unwrap();
+    let mut rng = common::rng(17);
+    let pose_of = |k: PairKey| Pose::from_translation(Vec3::new(0.01 * k.a as f32, 0.99, 0.0));
+    let bad = Pose::from_translation(Vec3::NAN);
+    let keys: Vec<PairKey> = (0..12u64).map(|k| PairKey::new(k, k + 100)).collect();
+    let mut had_state: std::collections::HashSet<PairKey> = Default::default();
+    let opts = StepOptions::default();
+    let mut traced = 0;
+    for step in 0..200 {
+        // Mostly the same pairs in the same order (as a batch gives them), sometimes shuffled.
+        let mut input: Vec<(PairKey, Pose)> = keys.iter().filter(|_| rng.random_range(0..10) > 1).map(|&k| (k, pose_of(k))).collect();
+        if step % 7 == 0 {
+            for i in (1..input.len()).rev() {
+                input.swap(i, rng.random_range(0..=i));
+            }
+        }
+        if !input.is_empty() && rng.random_range(0..4) == 0 {
+            let k = input[rng.random_range(0..input.len())].0;
+            input.insert(rng.random_range(0..=input.len()), (k, pose_of(k)));
+        }
+        if !input.is_empty() && rng.random_range(0..4) == 0 {
+            let i = rng.random_range(0..input.len());
+            input[i].1 = bad;
+        }
+        if rng.random_range(0..6) == 0 {
+            input.push((PairKey::new(5, 5), pose_of(PairKey::new(5, 5))));
+        }
+        let pairs: Vec<PairInput> = input.iter().map(|&(k, p)| PairInput::new(k, &a, &a, p).with_hold(rng.random_range(0..3) == 0)).collect();
+        let (want, valid) = rtcd::narrow_phase::check_pairs(&pairs);
+        let out = np.step(&pairs, &opts);
+        for (k, (got, want)) in out.pairs.iter().zip(&want).enumerate() {
+            assert_eq!(
+                std::mem::discriminant(&got.error),
+                std::mem::discriminant(&want.error),
+                "step {step} pair {k}: {:?} vs {:?}",
+                got.error,
+                want.error
+            );
+            assert_eq!(got.error.as_ref().map(|e| e.to_string()), want.error.as_ref().map(|e| e.to_string()));
+        }
+        let now: std::collections::HashSet<PairKey> = valid.iter().map(|&i| pairs[i].key).collect();
+        assert_eq!(out.metrics.freed_pairs, had_state.difference(&now).count(), "step {step}");
+        assert_eq!(out.metrics.failed_pairs, pairs.len() - valid.len());
+        for k in keys.iter().chain([&PairKey::new(5, 5)]) {
+            assert_eq!(np.pair_state(k).is_some(), now.contains(k), "step {step} key {k:?}");
+            if let Some(reference) = np.pair_state(k).and_then(|s| s.reference) {
+                assert_eq!(reference, pose_of(*k), "step {step}: {k:?} has another pair's state");
+                traced += 1;
+            }
+        }
+        assert_eq!(np.pair_count(), now.len());
+        had_state = now;
+    }
+    assert!(traced > 500, "{traced} states with a reference");
+}

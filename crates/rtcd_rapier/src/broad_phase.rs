@@ -26,6 +26,32 @@ pub(crate) fn sweep_and_prune(boxes: &[Aabb], order: &mut Vec<u32>, out: &mut Ve
     }
 }
 
+/// Sorts pairs `(i, j)` of indices below `n` by `i`, then `j` (a two-pass counting sort, linear in
+/// the pairs and `n`). The batch's pairs then come in the same order from step to step, whatever the
+/// sweep's order: state kept per pair is found by walking it alongside.
+pub(crate) fn sort_pairs(pairs: &mut Vec<(u32, u32)>, n: usize, scratch: &mut Vec<(u32, u32)>, counts: &mut Vec<u32>) {
+    // Least significant key first; each pass is stable.
+    for pass in 0..2 {
+        let key = |p: &(u32, u32)| if pass == 0 { p.1 } else { p.0 } as usize;
+        counts.clear();
+        counts.resize(n + 1, 0);
+        for p in pairs.iter() {
+            counts[key(p) + 1] += 1;
+        }
+        for k in 1..counts.len() {
+            counts[k] += counts[k - 1];
+        }
+        scratch.clear();
+        scratch.resize(pairs.len(), (0, 0));
+        for p in pairs.iter() {
+            let at = &mut counts[key(p)];
+            scratch[*at as usize] = *p;
+            *at += 1;
+        }
+        std::mem::swap(pairs, scratch);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +86,26 @@ mod tests {
         }
         assert!(!want.is_empty());
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn sorts_pairs_by_first_then_second() {
+        let mut seed = 11u32;
+        let mut pairs: Vec<(u32, u32)> = (0..500)
+            .map(|_| {
+                seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                ((seed >> 8) % 37, (seed >> 20) % 37)
+            })
+            .collect();
+        let mut want = pairs.clone();
+        want.sort_unstable();
+        let (mut scratch, mut counts) = (Vec::new(), Vec::new());
+        sort_pairs(&mut pairs, 37, &mut scratch, &mut counts);
+        assert_eq!(pairs, want);
+        sort_pairs(&mut pairs, 37, &mut scratch, &mut counts);
+        assert_eq!(pairs, want, "sorting twice changes nothing");
+        let mut none = Vec::new();
+        sort_pairs(&mut none, 0, &mut scratch, &mut counts);
+        assert!(none.is_empty());
     }
 }

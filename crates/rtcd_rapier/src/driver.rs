@@ -31,7 +31,7 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
-    broad_phase::sweep_and_prune,
+    broad_phase::{sort_pairs, sweep_and_prune},
     cache::{CacheKey, CacheSettings, CachedPair, ContactCache, MissPolicy},
     convert::to_rtcd,
     dispatcher::RtcdDispatcher,
@@ -90,6 +90,10 @@ pub struct BatchPair {
     /// Both contact skins.
     skins: f32,
     cache_key: CacheKey,
+    /// The pair's place in the batch's order ([`pair_order`]).
+    order: u64,
+    /// The pair's recycling reference, if known.
+    mirror: Option<Mirror>,
 }
 
 /// The pairs of one step, prepared by [`RtcdDriver::prepare`]: owns its meshes (shared), so it can
@@ -217,8 +221,6 @@ struct Mirror {
     /// The results handed over then had a point within Rapier's prediction distance (an active
     /// contact for Rapier's solver).
     active: bool,
-    /// The last batch that had the pair.
-    seen: u64,
     /// What the batch read from Rapier's pair since that update, if it needed it.
     rapier: Option<RapierPair>,
 }
@@ -235,15 +237,35 @@ struct RapierPair {
     active: bool,
 }
 
+/// A pair's recycling reference, kept from batch to batch in the batches' pair order.
+#[derive(Clone, Copy, Debug)]
+struct MirrorEntry {
+    /// [`pair_order`] of the pair.
+    order: u64,
+    key: PairKey,
+    mirror: Mirror,
+}
+
 /// A pair of the last published batch, for the mirror's update at the next one.
 #[derive(Clone, Copy, Debug)]
 struct Published {
     key: PairKey,
     cache_key: CacheKey,
+    order: u64,
     pose1: Pose,
     pose2: Pose,
     hold: bool,
     active: bool,
+    /// The reference the batch held the pair by (unchanged if Rapier recycles it).
+    mirror: Option<Mirror>,
+}
+
+/// Where a pair of colliders comes in a batch: by the two colliders' arena indices, lower first
+/// (the order of the batch's entries, see [`RtcdDriver::collect`]). The same pair has the same
+/// place in every batch, so its mirror is found by walking the last batch's alongside.
+fn pair_order(a: ColliderHandle, b: ColliderHandle) -> u64 {
+    let (a, b) = (a.into_raw_parts().0, b.into_raw_parts().0);
+    ((a.min(b) as u64) << 32) | a.max(b) as u64
 }
 
 /// Held pairs must drift at most this share of Rapier's recycling bound (and turn by a cosine above
@@ -296,14 +318,19 @@ pub struct RtcdDriver {
     order: Vec<u32>,
     candidates: Vec<(u32, u32)>,
     debug: DebugGeometry,
-    /// Rapier's recycling reference of each pair it last fully updated with our results.
-    mirrors: FxHashMap<PairKey, Mirror>,
+    /// Rapier's recycling reference of each pair it last fully updated with our results, in
+    /// [`pair_order`].
+    mirrors: Vec<MirrorEntry>,
+    /// Scratch of the candidates' sort.
+    sort_scratch: Vec<(u32, u32)>,
+    sort_counts: Vec<u32>,
     published: Vec<Published>,
-    batches: u64,
     /// Per-batch scratch: the keys the dispatcher was called for, and how many pairs share each
     /// cache key (kept for their capacity).
     updated: FxHashSet<CacheKey>,
     key_uses: FxHashMap<CacheKey, u32>,
+    /// The batch's pairs whose cache key may be shared (with a cuboid or a shared instance).
+    shareable: Vec<u32>,
 }
 
 impl std::fmt::Debug for RtcdDriver {
@@ -343,11 +370,13 @@ impl RtcdDriver {
             order: Vec::new(),
             candidates: Vec::new(),
             debug: DebugGeometry::default(),
-            mirrors: FxHashMap::default(),
+            mirrors: Vec::new(),
+            sort_scratch: Vec::new(),
+            sort_counts: Vec::new(),
             published: Vec::new(),
-            batches: 0,
             updated: FxHashSet::default(),
             key_uses: FxHashMap::default(),
+            shareable: Vec::new(),
         })
     }
 
@@ -499,6 +528,11 @@ impl RtcdDriver {
             }));
         self.candidates.clear();
         sweep_and_prune(&self.boxes, &mut self.order, &mut self.candidates);
+        // In the entries' order (the colliders' arena order), which changes only with the pairs.
+        sort_pairs(&mut self.candidates, self.entries.len(), &mut self.sort_scratch, &mut self.sort_counts);
+        let old_mirrors = std::mem::take(&mut self.mirrors);
+        self.shareable.clear();
+        let mut next_mirror = 0;
 
         // Orient and filter the pairs, as Rapier would filter them before calling the dispatcher.
         let mut pairs: Vec<BatchPair> = Vec::with_capacity(self.candidates.len());
@@ -542,14 +576,25 @@ impl RtcdDriver {
             let pair_prediction = base + e1.skin + e2.skin;
             batch_prediction = batch_prediction.max(pair_prediction);
             let key = PairKey::new(e1.key, e2.key);
+            let order = pair_order(e1.handle, e2.handle);
+            // The pair's mirror: both lists are in pair order; the mirrors of pairs that left the
+            // batch are passed over (Rapier may have dropped them, and their reference with them).
+            while old_mirrors.get(next_mirror).is_some_and(|m| m.order < order) {
+                next_mirror += 1;
+            }
+            let mut mirror = old_mirrors.get(next_mirror).filter(|m| m.order == order && m.key == key).map(|m| m.mirror);
             let update = match &recycle {
-                Some(r) => rapier_update(e1, e2, self.mirrors.get_mut(&key), self.batches, r, prediction),
+                Some(r) => rapier_update(e1, e2, mirror.as_mut(), r, prediction),
                 None => RapierUpdate::Full,
             };
             if update == RapierUpdate::Cleared {
-                self.mirrors.remove(&key);
+                mirror = None;
             }
             let hold = update != RapierUpdate::Full;
+            // Only keys with a cuboid or a shared instance can repeat.
+            if matches!(cache_key.b, crate::cache::Partner::Cuboid(_)) || (key.a | key.b) & SHARED_INSTANCE_KEY_BIT != 0 {
+                self.shareable.push(pairs.len() as u32);
+            }
             pairs.push(BatchPair {
                 key,
                 mesh1: e1.mesh.clone(),
@@ -561,30 +606,27 @@ impl RtcdDriver {
                 pose2: e2.pose,
                 skins: e1.skin + e2.skin,
                 cache_key,
+                order,
+                mirror,
             });
         }
+        // The buffer is reused for the next mirrors (see `update_mirrors`).
+        self.mirrors = old_mirrors;
         if recycle.is_some() {
             // Pairs under a shared cache key cannot be told apart by the dispatcher's use of them:
             // never held, never mirrored.
-            // Only keys with a cuboid or a shared instance can repeat.
-            let shareable = |p: &BatchPair| {
-                matches!(p.cache_key.b, crate::cache::Partner::Cuboid(_)) || (p.key.a | p.key.b) & SHARED_INSTANCE_KEY_BIT != 0
-            };
             let uses = &mut self.key_uses;
             uses.clear();
-            for p in pairs.iter().filter(|p| shareable(p)) {
-                *uses.entry(p.cache_key).or_default() += 1;
+            for &i in &self.shareable {
+                *uses.entry(pairs[i as usize].cache_key).or_default() += 1;
             }
-            for p in pairs.iter_mut().filter(|p| shareable(p)) {
+            for &i in &self.shareable {
+                let p = &mut pairs[i as usize];
                 if uses[&p.cache_key] > 1 {
                     p.hold = false;
-                    self.mirrors.remove(&p.key);
+                    p.mirror = None;
                 }
             }
-            // Pairs that left the batch (apart, or both asleep) lose their mirror: Rapier may have
-            // dropped the pair, and its reference with it.
-            let now = self.batches;
-            self.mirrors.retain(|_, m| m.seen == now);
         }
         Batch {
             pairs,
@@ -600,25 +642,27 @@ impl RtcdDriver {
     /// Updates the recycling mirrors from what the dispatcher did with the last published batch,
     /// before the next batch is prepared (see [`RtcdDriver::detect_recycling`]).
     fn update_mirrors(&mut self, recycling: bool) {
-        self.batches += 1;
         self.cache.track_updates(recycling);
         let mut updated = std::mem::take(&mut self.updated);
         self.cache.take_updated(&mut updated);
+        self.mirrors.clear();
         if !recycling {
-            self.mirrors.clear();
             self.published.clear();
         }
+        // The published pairs are in pair order, and so are the mirrors made from them.
         for p in self.published.drain(..) {
-            // Not updated by Rapier (recycled, or asleep): its reference is unchanged.
-            if !updated.contains(&p.cache_key) {
-                continue;
-            }
-            if !p.hold && self.cache.used(&p.cache_key) {
+            let mirror = if !updated.contains(&p.cache_key) {
+                // Not updated by Rapier (recycled, or asleep): its reference is unchanged.
+                p.mirror
+            } else if !p.hold && self.cache.used(&p.cache_key) {
                 // Updated with the batch's results: at the batch's poses.
-                self.mirrors.insert(p.key, Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, seen: 0, rapier: None });
+                Some(Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, rapier: None })
             } else {
                 // Updated at a pose the batch did not trace: reference unknown.
-                self.mirrors.remove(&p.key);
+                None
+            };
+            if let Some(mirror) = mirror {
+                self.mirrors.push(MirrorEntry { order: p.order, key: p.key, mirror });
             }
         }
         self.updated = updated;
@@ -659,9 +703,11 @@ impl RtcdDriver {
             self.published.extend(batch.pairs.iter().zip(&manifolds).map(|(p, m)| Published {
                 key: p.key,
                 cache_key: p.cache_key,
+                order: p.order,
                 pose1: p.pose1,
                 pose2: p.pose2,
                 hold: p.hold,
+                mirror: p.mirror,
                 active: m.iter().flatten().flat_map(|m| &m.points).any(|c| c.dist < batch.solver_distance + p.skins),
             }));
         }
@@ -767,6 +813,11 @@ impl RtcdDriver {
                 key: 0,
             });
         }
+        // The batch's pair order ([`pair_order`]) is the entries' order: the arena's, which its
+        // iterator follows.
+        if !self.entries.is_sorted_by_key(|e| e.handle.into_raw_parts().0) {
+            self.entries.sort_unstable_by_key(|e| e.handle.into_raw_parts().0);
+        }
         if !shared.is_empty() && !self.warned_shared_instance {
             self.warned_shared_instance = true;
             log::warn!(
@@ -843,14 +894,13 @@ const CLEARED_BOX_MARGIN: f32 = 1e-4;
 
 /// What Rapier will do with the pair `e1`-`e2` (see [`RapierUpdate`]), by its own tests, with
 /// margins that can only turn a skipped pair into a traced one. `mirror`: the pair's recycling
-/// reference, if known (marked seen in batch `now`). A mirrored pair is assumed to still be in
+/// reference, if known. A mirrored pair is assumed to still be in
 /// Rapier's contact graph with its reference (it cannot leave Rapier's broad phase without drifting
 /// past the bound); were it not, the dispatcher's miss path would compute it.
 fn rapier_update(
     e1: &Entry,
     e2: &Entry,
     mirror: Option<&mut Mirror>,
-    now: u64,
     r: &Recycling,
     prediction: f32,
 ) -> RapierUpdate {
@@ -858,7 +908,6 @@ fn rapier_update(
         return RapierUpdate::Full;
     }
     if let Some(m) = mirror {
-        m.seen = now;
         let cos = rot_cos(m.pose1.rotation, e1.pose.rotation).min(rot_cos(m.pose2.rotation, e2.pose.rotation));
         if cos > HOLD_MIN_ROT_COS {
             // Rapier measures the drift in its collider order, and allows the larger bound to pairs
