@@ -5,7 +5,7 @@
 use thiserror::Error;
 
 use crate::{
-    narrow_phase::{NarrowPhase, PairInput, StepOptions, StepOutput},
+    narrow_phase::{NarrowPhase, PairInput, PairKey, StepOptions, StepOutput},
     params::RtcdParams,
 };
 
@@ -32,6 +32,20 @@ pub trait NarrowPhaseBackend: Send {
     fn params(&self) -> &RtcdParams;
     /// Runs one step; see [`NarrowPhase::step`].
     fn step(&mut self, pairs: &[PairInput], opts: &StepOptions) -> Result<StepOutput, BackendError>;
+    /// Whether [`NarrowPhaseBackend::step_with_held`] keeps the state of pairs held by key. When
+    /// not, a caller that wants a held pair's state kept gives it in `pairs` with
+    /// [`PairInput::hold`](crate::PairInput::hold) set. Default `false`.
+    fn holds_by_key(&self) -> bool {
+        false
+    }
+    /// A step in which the pairs `held` (by key) keep their state untouched without an input or an
+    /// output; see [`NarrowPhase::step_with_held`]. The default, for backends that do not
+    /// [`hold by key`](NarrowPhaseBackend::holds_by_key), runs [`NarrowPhaseBackend::step`]: the
+    /// held pairs are absent and lose their state (their next step is a standard trace).
+    fn step_with_held(&mut self, pairs: &[PairInput], held: &[PairKey], opts: &StepOptions) -> Result<StepOutput, BackendError> {
+        let _ = held;
+        self.step(pairs, opts)
+    }
 }
 
 impl NarrowPhaseBackend for NarrowPhase {
@@ -43,5 +57,11 @@ impl NarrowPhaseBackend for NarrowPhase {
     }
     fn step(&mut self, pairs: &[PairInput], opts: &StepOptions) -> Result<StepOutput, BackendError> {
         Ok(NarrowPhase::step(self, pairs, opts))
+    }
+    fn holds_by_key(&self) -> bool {
+        true
+    }
+    fn step_with_held(&mut self, pairs: &[PairInput], held: &[PairKey], opts: &StepOptions) -> Result<StepOutput, BackendError> {
+        Ok(NarrowPhase::step_with_held(self, pairs, held, opts))
     }
 }

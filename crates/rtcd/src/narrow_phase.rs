@@ -210,6 +210,8 @@ pub struct NarrowPhase {
     last: Vec<(PairKey, u32)>,
     /// This step's, while it runs (a buffer kept from step to step).
     next_last: Vec<(PairKey, u32)>,
+    /// Where the held keys ([`NarrowPhase::step_with_held`]) begin in `last`.
+    last_held: usize,
     free: Vec<u32>,
     /// Steps run.
     now: u64,
@@ -263,6 +265,7 @@ impl NarrowPhase {
             last_at: Vec::new(),
             last: Vec::new(),
             next_last: Vec::new(),
+            last_held: 0,
             free: Vec::new(),
             now: 0,
             results: Results::default(),
@@ -302,13 +305,42 @@ impl NarrowPhase {
         self.last_at.clear();
         self.last.clear();
         self.next_last.clear();
+        self.last_held = 0;
         self.free.clear();
+    }
+
+    /// The slot of the pair `key`, if it has one: `last[*next]` when the pairs come in the last
+    /// step's order (then `next` moves on), else from the index (then `next` moves to the pair's
+    /// place in `last`).
+    fn find_slot(&self, last: &[(PairKey, u32)], next: &mut usize, key: PairKey) -> Option<u32> {
+        match last.get(*next) {
+            Some(&(k, s)) if k == key => {
+                *next += 1;
+                Some(s)
+            }
+            _ => self.index.get(&key).copied().inspect(|&s| {
+                let at = self.last_at[s as usize] as usize;
+                if last.get(at).is_some_and(|&(k, _)| k == key) {
+                    *next = at + 1;
+                }
+            }),
+        }
     }
 
     /// Runs one step over `pairs`. Pairs absent from `pairs` lose their state; a pair with an error
     /// gets an empty output with [`PairOutput::error`] set and loses its state; a held pair
     /// ([`PairInput::hold`]) keeps its state untouched and gets an empty output; nothing panics.
     pub fn step(&mut self, pairs: &[PairInput], opts: &StepOptions) -> StepOutput {
+        self.step_with_held(pairs, &[], opts)
+    }
+
+    /// [`NarrowPhase::step`] with more held pairs, given by key alone: each keeps its state
+    /// untouched, as if it were in `pairs` with [`PairInput::hold`] set, but gets no output (a
+    /// caller that holds most of its pairs, as one following Rapier's contact recycling does, then
+    /// builds no input for them). Each is counted in [`StepMetrics::held_pairs`], except a held
+    /// key also in `pairs`, which is passed over. A held key without state gets none (held as an
+    /// input, it would get an empty one: the same for its next step).
+    pub fn step_with_held(&mut self, pairs: &[PairInput], held: &[PairKey], opts: &StepOptions) -> StepOutput {
         let start = Instant::now();
         self.now += 1;
         let now = self.now;
@@ -330,19 +362,7 @@ impl NarrowPhase {
                 outputs[i].error = Some(PairError::SelfPair { key });
                 continue;
             }
-            let slot = match last.get(next) {
-                Some(&(k, s)) if k == key => {
-                    next += 1;
-                    Some(s)
-                }
-                _ => self.index.get(&key).copied().inspect(|&s| {
-                    // Walk on from the pair's place in the last step, if it had one.
-                    let at = self.last_at[s as usize] as usize;
-                    if last.get(at).is_some_and(|&(k, _)| k == key) {
-                        next = at + 1;
-                    }
-                }),
-            };
+            let slot = self.find_slot(&last, &mut next, key);
             let repeated = match slot {
                 Some(s) => input_of[s as usize] != NO_INPUT,
                 None => !failed_new.is_empty() && failed_new.contains(&key),
@@ -386,6 +406,22 @@ impl NarrowPhase {
             valid.push(i);
             self.last_at[slot as usize] = self.next_last.len() as u32;
             self.next_last.push((key, slot));
+        }
+        // The held keys, walked from where they came in the last step.
+        let mut next = self.last_held;
+        self.last_held = self.next_last.len();
+        for &key in held {
+            match self.find_slot(&last, &mut next, key) {
+                Some(s) if input_of[s as usize] == NO_INPUT => {
+                    input_of[s as usize] = HELD_INPUT;
+                    metrics.held_pairs += 1;
+                    self.last_at[s as usize] = self.next_last.len() as u32;
+                    self.next_last.push((key, s));
+                }
+                Some(_) => {}
+                // Held with no state to keep.
+                None => metrics.held_pairs += 1,
+            }
         }
         // This step's pairs are walked at the next one; the last step's buffer takes their place.
         self.last = std::mem::replace(&mut self.next_last, last);

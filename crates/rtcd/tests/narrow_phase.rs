@@ -266,3 +266,50 @@ fn state_follows_pairs_in_any_order() {
     }
     assert!(traced > 500, "{traced} states with a reference");
 }
+
+/// Pairs held by key (`step_with_held`) keep the same state as pairs held as inputs, and the
+/// others get the same results; held keys without state, or also given as inputs, change nothing.
+#[test]
+fn held_by_key_equals_held_inputs() {
+    let a = common::asset("blob_900");
+    let b = common::asset("torus_900");
+    let params = RtcdParams::from_meshes(&[&a, &b]);
+    let (mut by_input, mut by_key) = (NarrowPhase::new(params).unwrap(), NarrowPhase::new(params).unwrap());
+    let mut rng = common::rng(23);
+    let keys: Vec<PairKey> = (0..8u64).map(|k| PairKey::new(k, k + 100)).collect();
+    let base = Pose::new(Vec3::new(0.05, a.aabb().max.y + 0.1, 0.0), Quat::from_rotation_x(0.3));
+    let opts = StepOptions::default();
+    let mut held_total = 0;
+    let mut before: Vec<PairKey> = Vec::new();
+    for step in 0..60 {
+        let t = step as f32 * 0.004;
+        let pose_of = |k: PairKey| Pose::new(base.translation + Vec3::new(0.01 * k.a as f32, -t, 0.0), base.rotation);
+        let present: Vec<PairKey> = keys.iter().copied().filter(|_| step < 3 || rng.random_range(0..10) > 0).collect();
+        // Only pairs with state are held (as a caller following Rapier's recycling holds them).
+        let hold: Vec<bool> = present.iter().map(|k| before.contains(k) && rng.random_range(0..3) > 0).collect();
+        let inputs: Vec<PairInput> =
+            present.iter().zip(&hold).map(|(&k, &h)| PairInput::new(k, &a, &b, pose_of(k)).with_hold(h)).collect();
+        let traced: Vec<PairInput> = inputs.iter().filter(|p| !p.hold).copied().collect();
+        let mut held: Vec<PairKey> = inputs.iter().filter(|p| p.hold).map(|p| p.key).collect();
+        // Noise the backend must pass over: a key with no state, and a traced key held too.
+        held.push(PairKey::new(77, 78));
+        if let Some(p) = traced.first() {
+            held.push(p.key);
+        }
+        let x = by_input.step(&inputs, &opts);
+        let y = by_key.step_with_held(&traced, &held, &opts);
+        // The held key without state counts; the traced one held too does not.
+        assert_eq!(x.metrics.held_pairs + 1, y.metrics.held_pairs, "step {step}");
+        assert_eq!(x.metrics.freed_pairs, y.metrics.freed_pairs, "step {step}");
+        held_total += y.metrics.held_pairs;
+        let xs: Vec<_> = x.pairs.iter().zip(&inputs).filter(|(_, p)| !p.hold).map(|(o, _)| (o.key, o.mode, &o.manifolds)).collect();
+        let ys: Vec<_> = y.pairs.iter().map(|o| (o.key, o.mode, &o.manifolds)).collect();
+        assert_eq!(xs, ys, "step {step}");
+        for k in keys.iter().chain([&PairKey::new(77, 78)]) {
+            let (sx, sy) = (by_input.pair_state(k), by_key.pair_state(k));
+            assert_eq!(sx.map(|s| (&s.records, s.reference, s.steps_since_standard)), sy.map(|s| (&s.records, s.reference, s.steps_since_standard)), "step {step} {k:?}");
+        }
+        before = present;
+    }
+    assert!(held_total > 100, "{held_total} held");
+}

@@ -4,26 +4,35 @@
 use rtcd::Aabb;
 
 /// Appends to `out` every pair `(i, j)`, `i < j`, of boxes that overlap (touching counts). Empty
-/// boxes and boxes with NaN never overlap anything.
-pub(crate) fn sweep_and_prune(boxes: &[Aabb], order: &mut Vec<u32>, out: &mut Vec<(u32, u32)>) {
-    order.clear();
-    order.extend((0..boxes.len() as u32).filter(|&i| {
-        let b = &boxes[i as usize];
-        !b.is_empty() && b.min.is_finite() && b.max.is_finite()
-    }));
-    order.sort_unstable_by(|&a, &b| boxes[a as usize].min.x.total_cmp(&boxes[b as usize].min.x));
-    for (k, &i) in order.iter().enumerate() {
-        let bi = &boxes[i as usize];
-        for &j in &order[k + 1..] {
-            let bj = &boxes[j as usize];
+/// boxes and boxes with NaN never overlap anything. `sorted`: scratch.
+pub(crate) fn sweep_and_prune(boxes: &[Aabb], sorted: &mut Vec<(Aabb, u32)>, out: &mut Vec<(u32, u32)>) {
+    sorted.clear();
+    sorted.extend(
+        boxes
+            .iter()
+            .zip(0u32..)
+            .filter(|(b, _)| !b.is_empty() && b.min.is_finite() && b.max.is_finite())
+            .map(|(b, i)| (*b, i)),
+    );
+    sorted.sort_unstable_by(|a, b| a.0.min.x.total_cmp(&b.0.min.x));
+    // The y and z tests of a sweep pass or fail at random: the pairs are written without a branch
+    // on them (each test writes its pair, which the next one overwrites unless it overlapped).
+    let start = out.len();
+    let mut len = start;
+    for (k, (bi, i)) in sorted.iter().enumerate() {
+        for (bj, j) in &sorted[k + 1..] {
             if bj.min.x > bi.max.x {
                 break;
             }
-            if bj.min.y <= bi.max.y && bi.min.y <= bj.max.y && bj.min.z <= bi.max.z && bi.min.z <= bj.max.z {
-                out.push((i.min(j), i.max(j)));
+            let overlap = (bj.min.y <= bi.max.y) & (bi.min.y <= bj.max.y) & (bj.min.z <= bi.max.z) & (bi.min.z <= bj.max.z);
+            if len == out.len() {
+                out.resize(len + 1024, (0, 0));
             }
+            out[len] = ((*i).min(*j), (*i).max(*j));
+            len += overlap as usize;
         }
     }
+    out.truncate(len);
 }
 
 /// Sorts pairs `(i, j)` of indices below `n` by `i`, then `j` (a two-pass counting sort, linear in
@@ -72,8 +81,9 @@ mod tests {
             })
             .chain([Aabb::EMPTY, Aabb::new(Vec3::splat(f32::NAN), Vec3::ONE)])
             .collect();
-        let (mut order, mut got) = (Vec::new(), Vec::new());
-        sweep_and_prune(&boxes, &mut order, &mut got);
+        let (mut sorted, mut got) = (Vec::new(), vec![(7, 7)]);
+        sweep_and_prune(&boxes, &mut sorted, &mut got);
+        assert_eq!(got.remove(0), (7, 7), "appends");
         got.sort_unstable();
         let valid = |b: &Aabb| !b.is_empty() && b.min.is_finite() && b.max.is_finite();
         let mut want = Vec::new();

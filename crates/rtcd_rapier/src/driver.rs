@@ -100,8 +100,13 @@ pub struct BatchPair {
 /// be run on any thread by any backend and published later.
 #[derive(Clone, Debug)]
 pub struct Batch {
-    /// The pairs.
+    /// The pairs given to the backend as inputs. With a backend that
+    /// [`holds pairs by key`](NarrowPhaseBackend::holds_by_key), most pairs the batch holds are
+    /// not among them ([`Batch::held_keys`]).
     pub pairs: Vec<BatchPair>,
+    /// Held pairs given to the backend by key alone, and what the driver keeps of them.
+    held_keys: Vec<PairKey>,
+    held: Vec<HeldPair>,
     /// Largest prediction of its pairs.
     pub prediction: f32,
     /// Ask the backend for every ray.
@@ -132,14 +137,20 @@ impl Batch {
         }
     }
 
-    /// Number of pairs.
+    /// The pairs held by key: Rapier recycles them this step, and the backend keeps their state
+    /// without an input ([`NarrowPhaseBackend::step_with_held`]).
+    pub fn held_keys(&self) -> &[PairKey] {
+        &self.held_keys
+    }
+
+    /// Number of pairs, held by key or not.
     pub fn len(&self) -> usize {
-        self.pairs.len()
+        self.pairs.len() + self.held.len()
     }
 
     /// Whether there is no pair.
     pub fn is_empty(&self) -> bool {
-        self.pairs.is_empty()
+        self.len() == 0
     }
 }
 
@@ -237,6 +248,15 @@ struct RapierPair {
     active: bool,
 }
 
+/// A pair held by key (see [`Batch::held_keys`]): what the mirrors' update needs of it.
+#[derive(Clone, Copy, Debug)]
+struct HeldPair {
+    key: PairKey,
+    cache_key: CacheKey,
+    order: u64,
+    mirror: Option<Mirror>,
+}
+
 /// A pair's recycling reference, kept from batch to batch in the batches' pair order.
 #[derive(Clone, Copy, Debug)]
 struct MirrorEntry {
@@ -315,7 +335,7 @@ pub struct RtcdDriver {
     warned_shared_instance: bool,
     entries: Vec<Entry>,
     boxes: Vec<rtcd::Aabb>,
-    order: Vec<u32>,
+    sorted_boxes: Vec<(rtcd::Aabb, u32)>,
     candidates: Vec<(u32, u32)>,
     debug: DebugGeometry,
     /// Rapier's recycling reference of each pair it last fully updated with our results, in
@@ -325,6 +345,8 @@ pub struct RtcdDriver {
     sort_scratch: Vec<(u32, u32)>,
     sort_counts: Vec<u32>,
     published: Vec<Published>,
+    /// The last published batch's pairs held by key, in pair order.
+    published_held: Vec<HeldPair>,
     /// Per-batch scratch: the keys the dispatcher was called for, and how many pairs share each
     /// cache key (kept for their capacity).
     updated: FxHashSet<CacheKey>,
@@ -367,13 +389,14 @@ impl RtcdDriver {
             warned_shared_instance: false,
             entries: Vec::new(),
             boxes: Vec::new(),
-            order: Vec::new(),
+            sorted_boxes: Vec::new(),
             candidates: Vec::new(),
             debug: DebugGeometry::default(),
             mirrors: Vec::new(),
             sort_scratch: Vec::new(),
             sort_counts: Vec::new(),
             published: Vec::new(),
+            published_held: Vec::new(),
             updated: FxHashSet::default(),
             key_uses: FxHashMap::default(),
             shareable: Vec::new(),
@@ -492,7 +515,7 @@ impl RtcdDriver {
         let inputs = batch.inputs();
         let opts = batch.options();
         let backend = self.backend.get_mut().unwrap_or_else(|e| e.into_inner());
-        let out = Self::run_step(backend, &mut self.fallback, &mut self.fell_back, &inputs, &opts);
+        let out = Self::run_step(backend, &mut self.fallback, &mut self.fell_back, &inputs, &batch.held_keys, &opts);
         self.backend_name = backend.name();
         out
     }
@@ -527,7 +550,7 @@ impl RtcdDriver {
                 e.mesh.aabb().transformed(&to_rtcd(&e.pose)).extended(grow + e.skin + sweep)
             }));
         self.candidates.clear();
-        sweep_and_prune(&self.boxes, &mut self.order, &mut self.candidates);
+        sweep_and_prune(&self.boxes, &mut self.sorted_boxes, &mut self.candidates);
         // In the entries' order (the colliders' arena order), which changes only with the pairs.
         sort_pairs(&mut self.candidates, self.entries.len(), &mut self.sort_scratch, &mut self.sort_counts);
         let old_mirrors = std::mem::take(&mut self.mirrors);
@@ -535,6 +558,9 @@ impl RtcdDriver {
         let mut next_mirror = 0;
 
         // Orient and filter the pairs, as Rapier would filter them before calling the dispatcher.
+        // Pairs Rapier recycles go to the backend by key, if it keeps them so.
+        let by_key = recycle.is_some() && self.backend.get_mut().unwrap_or_else(|e| e.into_inner()).holds_by_key();
+        let (mut held_keys, mut held) = (Vec::with_capacity(self.candidates.len()), Vec::with_capacity(self.candidates.len()));
         let mut pairs: Vec<BatchPair> = Vec::with_capacity(self.candidates.len());
         let mut batch_prediction = prediction;
         for &(i, j) in &self.candidates {
@@ -591,9 +617,14 @@ impl RtcdDriver {
                 mirror = None;
             }
             let hold = update != RapierUpdate::Full;
-            // Only keys with a cuboid or a shared instance can repeat.
+            // Only keys with a cuboid or a shared instance can repeat (and then the pair is not
+            // held: see below).
             if matches!(cache_key.b, crate::cache::Partner::Cuboid(_)) || (key.a | key.b) & SHARED_INSTANCE_KEY_BIT != 0 {
                 self.shareable.push(pairs.len() as u32);
+            } else if hold && by_key {
+                held_keys.push(key);
+                held.push(HeldPair { key, cache_key, order, mirror });
+                continue;
             }
             pairs.push(BatchPair {
                 key,
@@ -630,6 +661,8 @@ impl RtcdDriver {
         }
         Batch {
             pairs,
+            held_keys,
+            held,
             prediction: batch_prediction,
             record_rays: self.settings.record_rays,
             recycling: recycle.is_some(),
@@ -648,22 +681,35 @@ impl RtcdDriver {
         self.mirrors.clear();
         if !recycling {
             self.published.clear();
+            self.published_held.clear();
         }
-        // The published pairs are in pair order, and so are the mirrors made from them.
+        // Both lists of published pairs are in pair order, and so are the mirrors made from them.
+        // A pair not updated by Rapier (recycled, or asleep) keeps its reference. A held pair that
+        // Rapier updated was updated at a pose the batch did not trace: its reference is unknown.
+        let mut held = self.published_held.drain(..).peekable();
+        let keep_held = |h: HeldPair, mirrors: &mut Vec<MirrorEntry>| {
+            if let Some(mirror) = h.mirror.filter(|_| !updated.contains(&h.cache_key)) {
+                mirrors.push(MirrorEntry { order: h.order, key: h.key, mirror });
+            }
+        };
         for p in self.published.drain(..) {
+            while let Some(h) = held.next_if(|h| h.order < p.order) {
+                keep_held(h, &mut self.mirrors);
+            }
             let mirror = if !updated.contains(&p.cache_key) {
-                // Not updated by Rapier (recycled, or asleep): its reference is unchanged.
                 p.mirror
             } else if !p.hold && self.cache.used(&p.cache_key) {
                 // Updated with the batch's results: at the batch's poses.
                 Some(Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, rapier: None })
             } else {
-                // Updated at a pose the batch did not trace: reference unknown.
                 None
             };
             if let Some(mirror) = mirror {
                 self.mirrors.push(MirrorEntry { order: p.order, key: p.key, mirror });
             }
+        }
+        for h in held {
+            keep_held(h, &mut self.mirrors);
         }
         self.updated = updated;
     }
@@ -674,6 +720,7 @@ impl RtcdDriver {
     pub fn publish(&mut self, batch: &Batch, out: StepOutput) -> RtcdMetrics {
         let publish_start = Instant::now();
         self.published.clear();
+        self.published_held.clear();
         let out_time = out.metrics.time;
         self.cache.reset_counters();
         let settings = self.cache.settings();
@@ -700,6 +747,7 @@ impl RtcdDriver {
             })
             .collect_into_vec(&mut manifolds);
         if batch.recycling {
+            self.published_held.extend_from_slice(&batch.held);
             self.published.extend(batch.pairs.iter().zip(&manifolds).map(|(p, m)| Published {
                 key: p.key,
                 cache_key: p.cache_key,
@@ -733,7 +781,7 @@ impl RtcdDriver {
             backend: self.backend_name.clone(),
             fell_back: self.fell_back,
             colliders: batch.colliders,
-            batch_pairs: batch.pairs.len(),
+            batch_pairs: batch.len(),
             narrow_phase: out.metrics,
             manifolds: manifold_count,
             manifold_points: point_count,
@@ -841,9 +889,11 @@ impl RtcdDriver {
         fallback: &mut Option<NarrowPhase>,
         fell_back: &mut bool,
         inputs: &[PairInput],
+        held: &[PairKey],
         opts: &StepOptions,
     ) -> StepOutput {
-        match backend.step(inputs, opts) {
+        let result = if held.is_empty() { backend.step(inputs, opts) } else { backend.step_with_held(inputs, held, opts) };
+        match result {
             Ok(out) => out,
             Err(e) => match fallback.take() {
                 Some(cpu) => {
@@ -853,7 +903,7 @@ impl RtcdDriver {
                     );
                     *backend = Box::new(cpu);
                     *fell_back = true;
-                    Self::run_step(backend, fallback, fell_back, inputs, opts)
+                    Self::run_step(backend, fallback, fell_back, inputs, held, opts)
                 }
                 None => {
                     // Only reachable when the CPU fallback itself failed, which it never does;

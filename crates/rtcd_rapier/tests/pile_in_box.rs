@@ -8,10 +8,12 @@ mod common;
 use common::{World, asset, lowest_vertex, rtcd_shape, size};
 use glam::Vec3Swizzles;
 use rapier3d::prelude::*;
-use rtcd::RtcdParams;
+use rtcd::{BackendError, NarrowPhase, NarrowPhaseBackend, PairInput, RtcdParams, StepOptions, StepOutput};
 use rtcd_rapier::RtcdDriver;
 
 const BODIES: usize = 20;
+/// Half the inner width of the box.
+const HALF: f32 = 1.8;
 const TICKS: usize = 600;
 /// Kinetic energy bound at the end, in joules, for the whole pile (about 6 kg of bodies at
 /// density 1): the same as every body moving at under 2 cm/s.
@@ -30,13 +32,60 @@ fn twenty_concave_meshes_come_to_rest_in_a_box_with_contact_recycling() {
     pile(true);
 }
 
-fn pile(recycling: bool) {
+/// A backend that keeps no pair by key (the trait's defaults): the driver then gives the pairs it
+/// holds as inputs with `hold` set.
+struct InputsOnly(NarrowPhase);
+
+impl NarrowPhaseBackend for InputsOnly {
+    fn name(&self) -> String {
+        "cpu, inputs only".into()
+    }
+    fn params(&self) -> &RtcdParams {
+        self.0.params()
+    }
+    fn step(&mut self, pairs: &[PairInput], opts: &StepOptions) -> Result<StepOutput, BackendError> {
+        Ok(self.0.step(pairs, opts))
+    }
+}
+
+/// Held pairs given to the backend by key (the CPU backend) or as inputs (a backend that does not
+/// hold by key) keep the same state: the piles are the same to the bit.
+#[test]
+fn pairs_held_by_key_or_as_inputs_give_the_same_pile() {
+    let run = |by_key: bool| {
+        let meshes = [asset("blob_900"), asset("torus_900"), asset("bent_tube_896")];
+        let params = RtcdParams::from_meshes(&meshes.iter().map(|m| &**m).collect::<Vec<_>>());
+        let driver = if by_key {
+            RtcdDriver::new(params).unwrap()
+        } else {
+            RtcdDriver::with_backend(Box::new(InputsOnly(NarrowPhase::new(params).unwrap()))).unwrap()
+        };
+        let (mut w, bodies, _) = build(driver, true);
+        let (mut held, mut misses) = (0, 0);
+        for _ in 0..150 {
+            w.step();
+            let m = w.driver.as_ref().unwrap().metrics();
+            held += m.narrow_phase.held_pairs;
+            misses += m.cache.misses;
+        }
+        let poses: Vec<Pose> = bodies.iter().map(|(b, _)| w.pose(*b)).collect();
+        (poses, held, misses)
+    };
+    let (by_key, by_input) = (run(true), run(false));
+    println!("held pairs in 150 ticks: {} by key, {} as inputs", by_key.1, by_input.1);
+    assert!(by_key.1 > 500, "only {} pairs held", by_key.1);
+    assert_eq!(by_key.1, by_input.1);
+    assert_eq!((by_key.2, by_input.2), (0, 0), "no cache miss");
+    assert_eq!(by_key.0, by_input.0);
+}
+
+/// The pile's world: the box, and the bodies with their meshes, in the air; the largest mesh size.
+fn build(driver: RtcdDriver, recycling: bool) -> (World, Vec<(RigidBodyHandle, std::sync::Arc<rtcd::RtcdMesh>)>, f32) {
     let meshes = [asset("blob_900"), asset("torus_900"), asset("bent_tube_896")];
-    let refs: Vec<_> = meshes.iter().map(|m| &**m).collect();
-    let mut w = World::ours(RtcdDriver::new(RtcdParams::from_meshes(&refs)).unwrap());
+    let mut w = World::ours(driver);
     w.params.contact_recycling = recycling;
     // Floor top at y = 0, inner size 3.6 x 3.6, walls 2.5 high.
-    let (half, wall) = (1.8f32, 0.25f32);
+    let (half, wall) = (HALF, 0.25f32);
     w.add_ground(Vector::new(half + 2.0 * wall, 0.5, half + 2.0 * wall), 0.0);
     for (x, z, hx, hz) in [
         (half + wall, 0.0, wall, half + 2.0 * wall),
@@ -57,6 +106,14 @@ fn pile(recycling: bool) {
         bodies.push((b, mesh.clone()));
     }
     let size = meshes.iter().map(|m| size(m)).fold(0.0, f32::max);
+    (w, bodies, size)
+}
+
+fn pile(recycling: bool) {
+    let meshes = [asset("blob_900"), asset("torus_900"), asset("bent_tube_896")];
+    let refs: Vec<_> = meshes.iter().map(|m| &**m).collect();
+    let (mut w, bodies, size) = build(RtcdDriver::new(RtcdParams::from_meshes(&refs)).unwrap(), recycling);
+    let half = HALF;
 
     let (mut lowest, mut misses, mut pairs, mut held, mut detect) = (f32::INFINITY, 0, 0, 0, std::time::Duration::ZERO);
     let start = std::time::Instant::now();
