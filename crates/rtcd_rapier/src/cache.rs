@@ -20,7 +20,7 @@ use std::{
 
 use parry3d::math::Pose;
 use rtcd::{ContactManifold, NarrowPhase, ParamsError, RtcdParams};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use crate::{
     convert::displacement,
@@ -233,7 +233,9 @@ struct Inner {
     entries: RwLock<Entries>,
     /// Whether the dispatcher notes the keys of the pairs Rapier fully updates ([`ContactCache::track_updates`]).
     tracking: AtomicBool,
-    updated: Mutex<FxHashSet<CacheKey>>,
+    /// The keys the dispatcher was called for, and whether it used a result cached under each as
+    /// it is.
+    updated: Mutex<FxHashMap<CacheKey, bool>>,
     settings: RwLock<CacheSettings>,
     counters: Counters,
     exact: Mutex<NarrowPhase>,
@@ -277,7 +279,7 @@ impl ContactCache {
             inner: Arc::new(Inner {
                 entries: RwLock::new(Entries::default()),
                 tracking: AtomicBool::new(false),
-                updated: Mutex::new(FxHashSet::default()),
+                updated: Mutex::new(FxHashMap::default()),
                 settings: RwLock::new(settings),
                 counters: Counters::default(),
                 exact: Mutex::new(exact),
@@ -431,13 +433,16 @@ impl ContactCache {
         self.inner.tracking.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn note_update(&self, key: CacheKey) {
-        self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()).insert(key);
+    /// Notes a call of the dispatcher for `key`, and whether it used a result cached under it as it
+    /// is (see [`ContactCache::used`]).
+    pub(crate) fn note_update(&self, key: CacheKey, used: bool) {
+        *self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default() |= used;
     }
 
     /// Moves into `into` (cleared first) the keys of the pairs the dispatcher was called for since
-    /// the last call (while tracking); the two sets swap buffers, so neither is reallocated.
-    pub fn take_updated(&self, into: &mut FxHashSet<CacheKey>) {
+    /// the last call (while tracking), each with whether the dispatcher used a result cached under
+    /// it as it is; the two maps swap buffers, so neither is reallocated.
+    pub fn take_updated(&self, into: &mut FxHashMap<CacheKey, bool>) {
         into.clear();
         std::mem::swap(into, &mut *self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()));
     }

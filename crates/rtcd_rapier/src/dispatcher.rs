@@ -155,9 +155,14 @@ impl RtcdDispatcher {
             (Side::Cuboid(_), Side::Cuboid(_)) => return None,
         };
         let stored = |swapped: bool| if swapped { pos12.inverse() } else { *pos12 };
-        if self.cache.tracking() {
-            self.cache.note_update(keys[0].0);
-        }
+        // Rapier fully updates the pair: noted (when the driver follows its recycling) with
+        // whether a batch result was used as it is.
+        let tracking = self.cache.tracking();
+        let note = |used: bool| {
+            if tracking {
+                self.cache.note_update(keys[0].0, used);
+            }
+        };
 
         // The batch's result at this pose. Farther apart than the prediction there is no contact:
         // the box test decides only when the result has a point within the prediction (without one,
@@ -177,9 +182,11 @@ impl RtcdDispatcher {
                     write(&[], false);
                 }
                 self.cache.count(count);
+                note(true);
                 return Some(());
             }
         }
+        note(false);
         if !boxes_within(pos12, g1, g2, prediction) {
             self.cache.count(Count::Separated);
             write(&[], false);

@@ -104,9 +104,10 @@ pub struct Batch {
     /// [`holds pairs by key`](NarrowPhaseBackend::holds_by_key), most pairs the batch holds are
     /// not among them ([`Batch::held_keys`]).
     pub pairs: Vec<BatchPair>,
-    /// Held pairs given to the backend by key alone, and what the driver keeps of them.
+    /// Held pairs given to the backend by key alone, and what the driver keeps of them (in pair
+    /// order; shared with the driver until the next batch).
     held_keys: Vec<PairKey>,
-    held: Vec<HeldPair>,
+    held: Arc<Vec<HeldPair>>,
     /// Largest prediction of its pairs.
     pub prediction: f32,
     /// Ask the backend for every ray.
@@ -145,7 +146,7 @@ impl Batch {
 
     /// Number of pairs, held by key or not.
     pub fn len(&self) -> usize {
-        self.pairs.len() + self.held.len()
+        self.pairs.len() + self.held_keys.len()
     }
 
     /// Whether there is no pair.
@@ -346,13 +347,11 @@ pub struct RtcdDriver {
     sort_counts: Vec<u32>,
     published: Vec<Published>,
     /// The last published batch's pairs held by key, in pair order.
-    published_held: Vec<HeldPair>,
+    published_held: Arc<Vec<HeldPair>>,
     /// Per-batch scratch: the keys the dispatcher was called for, and how many pairs share each
-    /// cache key (kept for their capacity).
-    updated: FxHashSet<CacheKey>,
+    /// cache key that can be shared (kept for their capacity).
+    updated: FxHashMap<CacheKey, bool>,
     key_uses: FxHashMap<CacheKey, u32>,
-    /// The batch's pairs whose cache key may be shared (with a cuboid or a shared instance).
-    shareable: Vec<u32>,
 }
 
 impl std::fmt::Debug for RtcdDriver {
@@ -396,10 +395,9 @@ impl RtcdDriver {
             sort_scratch: Vec::new(),
             sort_counts: Vec::new(),
             published: Vec::new(),
-            published_held: Vec::new(),
-            updated: FxHashSet::default(),
+            published_held: Default::default(),
+            updated: FxHashMap::default(),
             key_uses: FxHashMap::default(),
-            shareable: Vec::new(),
         })
     }
 
@@ -554,7 +552,17 @@ impl RtcdDriver {
         // In the entries' order (the colliders' arena order), which changes only with the pairs.
         sort_pairs(&mut self.candidates, self.entries.len(), &mut self.sort_scratch, &mut self.sort_counts);
         let old_mirrors = std::mem::take(&mut self.mirrors);
-        self.shareable.clear();
+        // How many pairs share each cache key that can be shared.
+        self.key_uses.clear();
+        if recycle.is_some() {
+            for &(i, j) in &self.candidates {
+                if (shareable(&self.entries[i as usize]) || shareable(&self.entries[j as usize]))
+                    && let Some((_, _, cache_key)) = batch_pair(&self.entries, i, j)
+                {
+                    *self.key_uses.entry(cache_key).or_default() += 1;
+                }
+            }
+        }
         let mut next_mirror = 0;
 
         // Orient and filter the pairs, as Rapier would filter them before calling the dispatcher.
@@ -564,35 +572,7 @@ impl RtcdDriver {
         let mut pairs: Vec<BatchPair> = Vec::with_capacity(self.candidates.len());
         let mut batch_prediction = prediction;
         for &(i, j) in &self.candidates {
-            let (a, b) = (&self.entries[i as usize], &self.entries[j as usize]);
-            let (first, second) = match (a.instance, b.instance) {
-                (None, None) => continue,
-                (Some(_), None) => (i, j),
-                (None, Some(_)) => (j, i),
-                (Some(x), Some(y)) => {
-                    if (x, a.handle.into_raw_parts()) <= (y, b.handle.into_raw_parts()) {
-                        (i, j)
-                    } else {
-                        (j, i)
-                    }
-                }
-            };
-            let (e1, e2) = (&self.entries[first as usize], &self.entries[second as usize]);
-            if !(e1.active || e2.active)
-                || (e1.body.is_some() && e1.body == e2.body)
-                || !e1.groups.test(e2.groups)
-                || !(e1.collision_types.test(e1.body_type, e2.body_type)
-                    || e2.collision_types.test(e1.body_type, e2.body_type))
-            {
-                continue;
-            }
-            // Shape 1 is always a mesh (see the orientation above).
-            let Some(id1) = e1.instance else { continue };
-            let cache_key = match (e2.instance, e2.cuboid) {
-                (Some(id2), _) => CacheKey::meshes(id1, id2).0,
-                (None, Some(c)) => CacheKey::cuboid(id1, c),
-                (None, None) => continue,
-            };
+            let Some((e1, e2, cache_key)) = batch_pair(&self.entries, i, j) else { continue };
             // Rapier's prediction for the pair: the distance plus both contact skins.
             // With soft CCD on either body, Rapier enlarges the prediction by the relative motion of
             // the step (rapier's pair_update.rs); the batch does the same so its speculative
@@ -616,12 +596,14 @@ impl RtcdDriver {
             if update == RapierUpdate::Cleared {
                 mirror = None;
             }
-            let hold = update != RapierUpdate::Full;
-            // Only keys with a cuboid or a shared instance can repeat (and then the pair is not
-            // held: see below).
-            if matches!(cache_key.b, crate::cache::Partner::Cuboid(_)) || (key.a | key.b) & SHARED_INSTANCE_KEY_BIT != 0 {
-                self.shareable.push(pairs.len() as u32);
-            } else if hold && by_key {
+            // Pairs under a shared cache key cannot be told apart by the dispatcher's use of
+            // them: never held, never mirrored.
+            let shared = (shareable(e1) || shareable(e2)) && self.key_uses.get(&cache_key).is_some_and(|&n| n > 1);
+            if shared {
+                mirror = None;
+            }
+            let hold = update != RapierUpdate::Full && !shared;
+            if hold && by_key {
                 held_keys.push(key);
                 held.push(HeldPair { key, cache_key, order, mirror });
                 continue;
@@ -643,26 +625,10 @@ impl RtcdDriver {
         }
         // The buffer is reused for the next mirrors (see `update_mirrors`).
         self.mirrors = old_mirrors;
-        if recycle.is_some() {
-            // Pairs under a shared cache key cannot be told apart by the dispatcher's use of them:
-            // never held, never mirrored.
-            let uses = &mut self.key_uses;
-            uses.clear();
-            for &i in &self.shareable {
-                *uses.entry(pairs[i as usize].cache_key).or_default() += 1;
-            }
-            for &i in &self.shareable {
-                let p = &mut pairs[i as usize];
-                if uses[&p.cache_key] > 1 {
-                    p.hold = false;
-                    p.mirror = None;
-                }
-            }
-        }
         Batch {
             pairs,
             held_keys,
-            held,
+            held: Arc::new(held),
             prediction: batch_prediction,
             record_rays: self.settings.record_rays,
             recycling: recycle.is_some(),
@@ -681,14 +647,15 @@ impl RtcdDriver {
         self.mirrors.clear();
         if !recycling {
             self.published.clear();
-            self.published_held.clear();
+            self.published_held = Default::default();
         }
         // Both lists of published pairs are in pair order, and so are the mirrors made from them.
         // A pair not updated by Rapier (recycled, or asleep) keeps its reference. A held pair that
         // Rapier updated was updated at a pose the batch did not trace: its reference is unknown.
-        let mut held = self.published_held.drain(..).peekable();
+        let published_held = std::mem::take(&mut self.published_held);
+        let mut held = published_held.iter().copied().peekable();
         let keep_held = |h: HeldPair, mirrors: &mut Vec<MirrorEntry>| {
-            if let Some(mirror) = h.mirror.filter(|_| !updated.contains(&h.cache_key)) {
+            if let Some(mirror) = h.mirror.filter(|_| !updated.contains_key(&h.cache_key)) {
                 mirrors.push(MirrorEntry { order: h.order, key: h.key, mirror });
             }
         };
@@ -696,13 +663,11 @@ impl RtcdDriver {
             while let Some(h) = held.next_if(|h| h.order < p.order) {
                 keep_held(h, &mut self.mirrors);
             }
-            let mirror = if !updated.contains(&p.cache_key) {
-                p.mirror
-            } else if !p.hold && self.cache.used(&p.cache_key) {
+            let mirror = match updated.get(&p.cache_key) {
+                None => p.mirror,
                 // Updated with the batch's results: at the batch's poses.
-                Some(Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, rapier: None })
-            } else {
-                None
+                Some(&used) if used && !p.hold => Some(Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, rapier: None }),
+                Some(_) => None,
             };
             if let Some(mirror) = mirror {
                 self.mirrors.push(MirrorEntry { order: p.order, key: p.key, mirror });
@@ -720,7 +685,7 @@ impl RtcdDriver {
     pub fn publish(&mut self, batch: &Batch, out: StepOutput) -> RtcdMetrics {
         let publish_start = Instant::now();
         self.published.clear();
-        self.published_held.clear();
+        self.published_held = Default::default();
         let out_time = out.metrics.time;
         self.cache.reset_counters();
         let settings = self.cache.settings();
@@ -747,7 +712,7 @@ impl RtcdDriver {
             })
             .collect_into_vec(&mut manifolds);
         if batch.recycling {
-            self.published_held.extend_from_slice(&batch.held);
+            self.published_held = batch.held.clone();
             self.published.extend(batch.pairs.iter().zip(&manifolds).map(|(p, m)| Published {
                 key: p.key,
                 cache_key: p.cache_key,
@@ -914,6 +879,45 @@ impl RtcdDriver {
             },
         }
     }
+}
+
+/// The candidate pair of entries `i` and `j` as the batch has it: shape 1 and shape 2 (shape 1 is
+/// always a mesh) and the cache key; `None` for a pair Rapier filters out before calling the
+/// dispatcher (or that is not ours).
+fn batch_pair(entries: &[Entry], i: u32, j: u32) -> Option<(&Entry, &Entry, CacheKey)> {
+    let (a, b) = (&entries[i as usize], &entries[j as usize]);
+    let (e1, e2) = match (a.instance, b.instance) {
+        (None, None) => return None,
+        (Some(_), None) => (a, b),
+        (None, Some(_)) => (b, a),
+        (Some(x), Some(y)) => {
+            if (x, a.handle.into_raw_parts()) <= (y, b.handle.into_raw_parts()) {
+                (a, b)
+            } else {
+                (b, a)
+            }
+        }
+    };
+    if !(e1.active || e2.active)
+        || (e1.body.is_some() && e1.body == e2.body)
+        || !e1.groups.test(e2.groups)
+        || !(e1.collision_types.test(e1.body_type, e2.body_type) || e2.collision_types.test(e1.body_type, e2.body_type))
+    {
+        return None;
+    }
+    let id1 = e1.instance?;
+    let cache_key = match (e2.instance, e2.cuboid) {
+        (Some(id2), _) => CacheKey::meshes(id1, id2).0,
+        (None, Some(c)) => CacheKey::cuboid(id1, c),
+        (None, None) => return None,
+    };
+    Some((e1, e2, cache_key))
+}
+
+/// Whether a pair with this entry may share its cache key with another pair: only keys with a
+/// cuboid or a shared instance can repeat.
+fn shareable(e: &Entry) -> bool {
+    e.instance.is_none() || e.key & SHARED_INSTANCE_KEY_BIT != 0
 }
 
 /// What the batch needs to follow Rapier's contact recycling ([`RtcdDriver::detect_recycling`]).
