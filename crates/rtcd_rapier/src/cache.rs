@@ -13,14 +13,14 @@
 use std::{
     sync::{
         Arc, Mutex, RwLock,
-        atomic::{AtomicBool, AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering},
     },
     time::Duration,
 };
 
 use parry3d::math::Pose;
 use rtcd::{ContactManifold, NarrowPhase, ParamsError, RtcdParams};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
     convert::displacement,
@@ -207,16 +207,26 @@ pub(crate) enum Count {
 struct Entries {
     pairs: FxHashMap<CacheKey, Results>,
     prediction: f32,
+    /// What the dispatcher did with each key's results ([`UPDATED`], [`USED`]), by [`Results::slot`].
+    flags: Vec<AtomicU8>,
+    /// Each published pair's slot in `flags`, in publishing order.
+    slot_of: Vec<u32>,
 }
+
+/// [`ContactCache::published_flags`]: the dispatcher was called for the pair (Rapier fully
+/// updated it).
+pub const UPDATED: u8 = 1;
+/// [`ContactCache::published_flags`]: the dispatcher used a result cached under the pair's key as
+/// it is (see [`ContactCache::used`]).
+pub const USED: u8 = 2;
 
 /// The results under one key: nearly always one, so it is stored inline (a `Vec` per key cost an
 /// allocation and a free per pair and step); more only when colliders share a key.
 struct Results {
     first: CachedPair,
     more: Vec<CachedPair>,
-    /// Whether the dispatcher used one of these results as they are (see
-    /// [`ContactCache::used`]).
-    used: AtomicBool,
+    /// The key's place in [`Entries::flags`].
+    slot: u32,
 }
 
 impl Results {
@@ -233,9 +243,9 @@ struct Inner {
     entries: RwLock<Entries>,
     /// Whether the dispatcher notes the keys of the pairs Rapier fully updates ([`ContactCache::track_updates`]).
     tracking: AtomicBool,
-    /// The keys the dispatcher was called for, and whether it used a result cached under each as
-    /// it is.
-    updated: Mutex<FxHashMap<CacheKey, bool>>,
+    /// The keys the dispatcher was called for that had no cached result (the others are in
+    /// [`Entries::flags`]).
+    updated: Mutex<FxHashSet<CacheKey>>,
     settings: RwLock<CacheSettings>,
     counters: Counters,
     exact: Mutex<NarrowPhase>,
@@ -279,7 +289,7 @@ impl ContactCache {
             inner: Arc::new(Inner {
                 entries: RwLock::new(Entries::default()),
                 tracking: AtomicBool::new(false),
-                updated: Mutex::new(FxHashMap::default()),
+                updated: Mutex::new(FxHashSet::default()),
                 settings: RwLock::new(settings),
                 counters: Counters::default(),
                 exact: Mutex::new(exact),
@@ -325,14 +335,23 @@ impl ContactCache {
             .map(|p| std::mem::take(&mut p.manifolds))
             .collect();
         e.pairs.clear();
+        e.flags.clear();
+        e.slot_of.clear();
         if !old.is_empty() {
             rayon::spawn(move || drop(old));
         }
+        let Entries { pairs: map, flags, slot_of, .. } = &mut *e;
         for (key, pair) in pairs {
-            match e.pairs.entry(key) {
-                std::collections::hash_map::Entry::Occupied(mut o) => o.get_mut().more.push(pair),
+            match map.entry(key) {
+                std::collections::hash_map::Entry::Occupied(mut o) => {
+                    slot_of.push(o.get().slot);
+                    o.get_mut().more.push(pair);
+                }
                 std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(Results { first: pair, more: Vec::new(), used: AtomicBool::new(false) });
+                    let slot = flags.len() as u32;
+                    flags.push(AtomicU8::new(0));
+                    slot_of.push(slot);
+                    v.insert(Results { first: pair, more: Vec::new(), slot });
                 }
             }
         }
@@ -341,7 +360,10 @@ impl ContactCache {
 
     /// Drops every cached result.
     pub fn clear(&self) {
-        write(&self.inner.entries).pairs.clear();
+        let mut e = write(&self.inner.entries);
+        e.pairs.clear();
+        e.flags.clear();
+        e.slot_of.clear();
     }
 
     /// Number of cached pairs.
@@ -394,32 +416,44 @@ impl ContactCache {
 
     /// The cached manifolds of `key` computed at `pos12` (the key's order), within the tolerance.
     pub fn exact(&self, key: &CacheKey, pos12: &Pose) -> Option<Vec<ContactManifold>> {
-        self.read_exact(key, pos12, false, <[ContactManifold]>::to_vec)
+        self.read_exact(key, pos12, false, <[ContactManifold]>::to_vec).flatten()
     }
 
     /// Runs `f` on the manifolds of the cached result of `key` computed at `pos12` (within the
-    /// tolerance), in place, if there is one; `mark`: note the use ([`ContactCache::used`]).
+    /// tolerance), in place: `None` when nothing is cached under `key`, `Some(None)` when nothing
+    /// at `pos12`. `mark` (the dispatcher's calls): note the call, and the use if there is one
+    /// ([`ContactCache::published_flags`], [`ContactCache::used`]).
     pub(crate) fn read_exact<R>(
         &self,
         key: &CacheKey,
         pos12: &Pose,
         mark: bool,
         f: impl FnOnce(&[ContactManifold]) -> R,
-    ) -> Option<R> {
+    ) -> Option<Option<R>> {
         let tolerance = read(&self.inner.settings).tolerance;
         let e = read(&self.inner.entries);
         let results = e.pairs.get(key)?;
-        let found = results.iter().find(|p| tolerance.matches(&p.pos12, pos12))?;
+        let found = results.iter().find(|p| tolerance.matches(&p.pos12, pos12));
         if mark {
-            results.used.store(true, Ordering::Relaxed);
+            e.flags[results.slot as usize].fetch_or(if found.is_some() { UPDATED | USED } else { UPDATED }, Ordering::Relaxed);
         }
-        Some(f(&found.manifolds))
+        Some(found.map(|p| f(&p.manifolds)))
     }
 
     /// Whether the dispatcher has used a result cached under `key` as it is (at its pose), since
     /// the last [`ContactCache::publish`].
     pub fn used(&self, key: &CacheKey) -> bool {
-        read(&self.inner.entries).pairs.get(key).is_some_and(|r| r.used.load(Ordering::Relaxed))
+        let e = read(&self.inner.entries);
+        e.pairs.get(key).is_some_and(|r| e.flags[r.slot as usize].load(Ordering::Relaxed) & USED != 0)
+    }
+
+    /// What the dispatcher did, since the last [`ContactCache::publish`], with the results of each
+    /// pair that publish was given, in its order ([`UPDATED`] and [`USED`] bits, per cache key):
+    /// written to `out` (cleared first).
+    pub fn published_flags(&self, out: &mut Vec<u8>) {
+        let e = read(&self.inner.entries);
+        out.clear();
+        out.extend(e.slot_of.iter().map(|&s| e.flags[s as usize].load(Ordering::Relaxed)));
     }
 
     /// Starts (or stops) noting the keys of the pairs the dispatcher is called for, that is the pairs
@@ -433,16 +467,15 @@ impl ContactCache {
         self.inner.tracking.load(Ordering::Relaxed)
     }
 
-    /// Notes a call of the dispatcher for `key`, and whether it used a result cached under it as it
-    /// is (see [`ContactCache::used`]).
-    pub(crate) fn note_update(&self, key: CacheKey, used: bool) {
-        *self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()).entry(key).or_default() |= used;
+    /// Notes a call of the dispatcher for `key`, which has no cached result.
+    pub(crate) fn note_update(&self, key: CacheKey) {
+        self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()).insert(key);
     }
 
-    /// Moves into `into` (cleared first) the keys of the pairs the dispatcher was called for since
-    /// the last call (while tracking), each with whether the dispatcher used a result cached under
-    /// it as it is; the two maps swap buffers, so neither is reallocated.
-    pub fn take_updated(&self, into: &mut FxHashMap<CacheKey, bool>) {
+    /// Moves into `into` (cleared first) the keys the dispatcher was called for since the last call
+    /// (while tracking) that had no cached result (the calls for the others are in
+    /// [`ContactCache::published_flags`]); the two sets swap buffers, so neither is reallocated.
+    pub fn take_updated(&self, into: &mut FxHashSet<CacheKey>) {
         into.clear();
         std::mem::swap(into, &mut *self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()));
     }

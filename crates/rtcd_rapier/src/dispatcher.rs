@@ -155,14 +155,10 @@ impl RtcdDispatcher {
             (Side::Cuboid(_), Side::Cuboid(_)) => return None,
         };
         let stored = |swapped: bool| if swapped { pos12.inverse() } else { *pos12 };
-        // Rapier fully updates the pair: noted (when the driver follows its recycling) with
-        // whether a batch result was used as it is.
-        let tracking = self.cache.tracking();
-        let note = |used: bool| {
-            if tracking {
-                self.cache.note_update(keys[0].0, used);
-            }
-        };
+        // Rapier fully updates the pair: noted by the cache's lookup (with whether a batch result
+        // was used as it is), or when the key has no cached result, while the driver follows
+        // Rapier's recycling.
+        let mut cached = false;
 
         // The batch's result at this pose. Farther apart than the prediction there is no contact:
         // the box test decides only when the result has a point within the prediction (without one,
@@ -177,16 +173,21 @@ impl RtcdDispatcher {
                 write(if live { ms } else { &[] }, swapped);
                 Count::Hit
             });
-            if let Some(count) = hit {
-                if count == Count::Separated {
-                    write(&[], false);
+            match hit {
+                None => {}
+                Some(None) => cached = true,
+                Some(Some(count)) => {
+                    if count == Count::Separated {
+                        write(&[], false);
+                    }
+                    self.cache.count(count);
+                    return Some(());
                 }
-                self.cache.count(count);
-                note(true);
-                return Some(());
             }
         }
-        note(false);
+        if !cached && self.cache.tracking() {
+            self.cache.note_update(keys[0].0);
+        }
         if !boxes_within(pos12, g1, g2, prediction) {
             self.cache.count(Count::Separated);
             write(&[], false);

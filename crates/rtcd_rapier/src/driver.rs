@@ -32,7 +32,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
     broad_phase::{sort_pairs, sweep_and_prune},
-    cache::{CacheKey, CacheSettings, CachedPair, ContactCache, MissPolicy},
+    cache::{CacheKey, CacheSettings, CachedPair, ContactCache, MissPolicy, UPDATED, USED},
     convert::to_rtcd,
     dispatcher::RtcdDispatcher,
     ground::{GroundMeshes, cuboid_key},
@@ -277,6 +277,8 @@ struct Published {
     pose2: Pose,
     hold: bool,
     active: bool,
+    /// Its results went to the cache.
+    cached: bool,
     /// The reference the batch held the pair by (unchanged if Rapier recycles it).
     mirror: Option<Mirror>,
 }
@@ -350,7 +352,9 @@ pub struct RtcdDriver {
     published_held: Arc<Vec<HeldPair>>,
     /// Per-batch scratch: the keys the dispatcher was called for, and how many pairs share each
     /// cache key that can be shared (kept for their capacity).
-    updated: FxHashMap<CacheKey, bool>,
+    updated: FxHashSet<CacheKey>,
+    /// Per-batch scratch: [`ContactCache::published_flags`].
+    flags: Vec<u8>,
     key_uses: FxHashMap<CacheKey, u32>,
 }
 
@@ -396,7 +400,8 @@ impl RtcdDriver {
             sort_counts: Vec::new(),
             published: Vec::new(),
             published_held: Default::default(),
-            updated: FxHashMap::default(),
+            updated: FxHashSet::default(),
+            flags: Vec::new(),
             key_uses: FxHashMap::default(),
         })
     }
@@ -652,10 +657,13 @@ impl RtcdDriver {
         // Both lists of published pairs are in pair order, and so are the mirrors made from them.
         // A pair not updated by Rapier (recycled, or asleep) keeps its reference. A held pair that
         // Rapier updated was updated at a pose the batch did not trace: its reference is unknown.
+        let mut flags = std::mem::take(&mut self.flags);
+        self.cache.published_flags(&mut flags);
+        let mut next_flag = 0;
         let published_held = std::mem::take(&mut self.published_held);
         let mut held = published_held.iter().copied().peekable();
         let keep_held = |h: HeldPair, mirrors: &mut Vec<MirrorEntry>| {
-            if let Some(mirror) = h.mirror.filter(|_| !updated.contains_key(&h.cache_key)) {
+            if let Some(mirror) = h.mirror.filter(|_| !updated.contains(&h.cache_key)) {
                 mirrors.push(MirrorEntry { order: h.order, key: h.key, mirror });
             }
         };
@@ -663,10 +671,25 @@ impl RtcdDriver {
             while let Some(h) = held.next_if(|h| h.order < p.order) {
                 keep_held(h, &mut self.mirrors);
             }
-            let mirror = match updated.get(&p.cache_key) {
+            // What the dispatcher did with the pair: from the cache's flags if it was published
+            // there (in the same order), else from the keys it had nothing cached for.
+            let (was_updated, used) = if p.cached {
+                let f = flags.get(next_flag).copied().unwrap_or(UPDATED);
+                next_flag += 1;
+                (f & UPDATED != 0, f & USED != 0)
+            } else {
+                (updated.contains(&p.cache_key), false)
+            };
+            let mirror = match was_updated.then_some(used) {
                 None => p.mirror,
-                // Updated with the batch's results: at the batch's poses.
-                Some(&used) if used && !p.hold => Some(Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, rapier: None }),
+                // Updated with the batch's results: at the batch's poses. Rapier's collider order
+                // stays the pair's while it is in its contact graph; results with a point within the
+                // prediction mean active solver contacts (see `rapier_update`), so with them what the
+                // batch read of Rapier's pair is still known.
+                Some(used) if used && !p.hold => {
+                    let rapier = p.mirror.and_then(|m| m.rapier).filter(|_| p.active).map(|r| RapierPair { active: true, ..r });
+                    Some(Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, rapier })
+                }
                 Some(_) => None,
             };
             if let Some(mirror) = mirror {
@@ -677,6 +700,7 @@ impl RtcdDriver {
             keep_held(h, &mut self.mirrors);
         }
         self.updated = updated;
+        self.flags = flags;
     }
 
     /// Second half of [`RtcdDriver::detect`]: reduces a backend's output for `batch` and publishes
@@ -721,6 +745,7 @@ impl RtcdDriver {
                 pose2: p.pose2,
                 hold: p.hold,
                 mirror: p.mirror,
+                cached: m.is_some(),
                 active: m.iter().flatten().flat_map(|m| &m.points).any(|c| c.dist < batch.solver_distance + p.skins),
             }));
         }
