@@ -219,6 +219,9 @@ pub const UPDATED: u8 = 1;
 /// [`ContactCache::published_flags`]: the dispatcher used a result cached under the pair's key as
 /// it is (see [`ContactCache::used`]).
 pub const USED: u8 = 2;
+/// [`ContactCache::published_flags`]: the dispatcher was called with the pair's shapes in the
+/// other order than the key's (Rapier's collider 1 is the key's shape 2).
+pub const SWAPPED: u8 = 4;
 
 /// The results under one key: nearly always one, so it is stored inline (a `Vec` per key cost an
 /// allocation and a free per pair and step); more only when colliders share a key.
@@ -416,26 +419,28 @@ impl ContactCache {
 
     /// The cached manifolds of `key` computed at `pos12` (the key's order), within the tolerance.
     pub fn exact(&self, key: &CacheKey, pos12: &Pose) -> Option<Vec<ContactManifold>> {
-        self.read_exact(key, pos12, false, <[ContactManifold]>::to_vec).flatten()
+        self.read_exact(key, pos12, None, <[ContactManifold]>::to_vec).flatten()
     }
 
     /// Runs `f` on the manifolds of the cached result of `key` computed at `pos12` (within the
     /// tolerance), in place: `None` when nothing is cached under `key`, `Some(None)` when nothing
-    /// at `pos12`. `mark` (the dispatcher's calls): note the call, and the use if there is one
-    /// ([`ContactCache::published_flags`], [`ContactCache::used`]).
+    /// at `pos12`. `mark` (the dispatcher's calls): note the call, the use if there is one and
+    /// whether the call's order is the key's swapped ([`ContactCache::published_flags`],
+    /// [`ContactCache::used`]).
     pub(crate) fn read_exact<R>(
         &self,
         key: &CacheKey,
         pos12: &Pose,
-        mark: bool,
+        mark: Option<bool>,
         f: impl FnOnce(&[ContactManifold]) -> R,
     ) -> Option<Option<R>> {
         let tolerance = read(&self.inner.settings).tolerance;
         let e = read(&self.inner.entries);
         let results = e.pairs.get(key)?;
         let found = results.iter().find(|p| tolerance.matches(&p.pos12, pos12));
-        if mark {
-            e.flags[results.slot as usize].fetch_or(if found.is_some() { UPDATED | USED } else { UPDATED }, Ordering::Relaxed);
+        if let Some(swapped) = mark {
+            let flags = UPDATED | if found.is_some() { USED } else { 0 } | if swapped { SWAPPED } else { 0 };
+            e.flags[results.slot as usize].fetch_or(flags, Ordering::Relaxed);
         }
         Some(found.map(|p| f(&p.manifolds)))
     }
@@ -448,7 +453,8 @@ impl ContactCache {
     }
 
     /// What the dispatcher did, since the last [`ContactCache::publish`], with the results of each
-    /// pair that publish was given, in its order ([`UPDATED`] and [`USED`] bits, per cache key):
+    /// pair that publish was given, in its order ([`UPDATED`], [`USED`] and [`SWAPPED`] bits, per
+    /// cache key):
     /// written to `out` (cleared first).
     pub fn published_flags(&self, out: &mut Vec<u8>) {
         let e = read(&self.inner.entries);

@@ -165,7 +165,7 @@ impl RtcdDispatcher {
         // nothing is handed over either way) and no point already shows the shapes that close.
         for &(key, swapped) in &keys {
             let stored_pos12 = stored(swapped);
-            let hit = self.cache.read_exact(&key, &stored_pos12, true, |ms| {
+            let hit = self.cache.read_exact(&key, &stored_pos12, Some(swapped), |ms| {
                 let live = ms.iter().any(|m| m.points.iter().any(|p| handed_over(p, prediction)));
                 if live && !witnessed_within(ms, &stored_pos12, prediction) && !boxes_within(pos12, g1, g2, prediction) {
                     return Count::Separated;

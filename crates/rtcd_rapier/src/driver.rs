@@ -32,7 +32,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
     broad_phase::{sort_pairs, sweep_and_prune},
-    cache::{CacheKey, CacheSettings, CachedPair, ContactCache, MissPolicy, UPDATED, USED},
+    cache::{CacheKey, CacheSettings, CachedPair, ContactCache, MissPolicy, SWAPPED, UPDATED, USED},
     convert::to_rtcd,
     dispatcher::RtcdDispatcher,
     ground::{GroundMeshes, cuboid_key},
@@ -673,21 +673,23 @@ impl RtcdDriver {
             }
             // What the dispatcher did with the pair: from the cache's flags if it was published
             // there (in the same order), else from the keys it had nothing cached for.
-            let (was_updated, used) = if p.cached {
-                let f = flags.get(next_flag).copied().unwrap_or(UPDATED);
+            let f = if p.cached {
                 next_flag += 1;
-                (f & UPDATED != 0, f & USED != 0)
+                flags.get(next_flag - 1).copied().unwrap_or(UPDATED)
+            } else if updated.contains(&p.cache_key) {
+                UPDATED
             } else {
-                (updated.contains(&p.cache_key), false)
+                0
             };
+            let (was_updated, used) = (f & UPDATED != 0, f & USED != 0);
             let mirror = match was_updated.then_some(used) {
                 None => p.mirror,
-                // Updated with the batch's results: at the batch's poses. Rapier's collider order
-                // stays the pair's while it is in its contact graph; results with a point within the
-                // prediction mean active solver contacts (see `rapier_update`), so with them what the
-                // batch read of Rapier's pair is still known.
+                // Updated with the batch's results: at the batch's poses. Rapier called the dispatcher
+                // in its collider order (the cache key's is the batch's); results with a point within
+                // the prediction mean active solver contacts (see `rapier_update`): with them, what
+                // the batch would read of Rapier's pair is known.
                 Some(used) if used && !p.hold => {
-                    let rapier = p.mirror.and_then(|m| m.rapier).filter(|_| p.active).map(|r| RapierPair { active: true, ..r });
+                    let rapier = p.active.then_some(RapierPair { same_order: f & SWAPPED == 0, active: true });
                     Some(Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, rapier })
                 }
                 Some(_) => None,

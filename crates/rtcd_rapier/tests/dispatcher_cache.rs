@@ -306,3 +306,47 @@ fn recycled_pairs_are_held_and_moved_ones_traced() {
     assert_eq!(m.cache.misses, 0);
     assert_eq!(m.cache.hits, 1);
 }
+
+/// The cache's flags say which published pairs Rapier updated, whether it used their results, and
+/// in which collider order it called the dispatcher: the order of Rapier's own contact pair.
+#[test]
+fn published_flags_follow_rapiers_calls_and_order() {
+    use rtcd_rapier::cache::{SWAPPED, UPDATED, USED};
+    let mesh = asset("blob_900");
+    let mut w = World::ours(driver());
+    w.params.contact_recycling = true;
+    // Added before and after the ground: Rapier's collider order differs between the two pairs
+    // (or the test says so).
+    let add = |w: &mut World, x: f32| {
+        let body = w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(x, 0.55, 0.0)).can_sleep(false));
+        w.colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut w.bodies)
+    };
+    let first = add(&mut w, -2.0);
+    let ground = w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
+    let second = add(&mut w, 2.0);
+    let mut flags = Vec::new();
+    let mut orders = std::collections::HashSet::new();
+    for tick in 0..40 {
+        w.step();
+        // The batch publishes its mesh-first pairs in the colliders' order: `first`, then `second`.
+        w.driver.as_ref().unwrap().cache().published_flags(&mut flags);
+        let updated: Vec<ColliderHandle> = [first, second]
+            .into_iter()
+            .filter(|&c| w.narrow_phase.contact_pair(c, ground).is_some_and(|cp| cp.has_any_active_contact()))
+            .collect();
+        if flags.len() != 2 || updated.len() != 2 {
+            continue;
+        }
+        for (k, c) in [first, second].into_iter().enumerate() {
+            let cp = w.narrow_phase.contact_pair(c, ground).unwrap();
+            if flags[k] & UPDATED == 0 {
+                continue;
+            }
+            assert_ne!(flags[k] & USED, 0, "tick {tick}: Rapier's update used the batch's result");
+            let swapped = cp.collider1 != c;
+            assert_eq!(flags[k] & SWAPPED != 0, swapped, "tick {tick}: collider {k}");
+            orders.insert(swapped);
+        }
+    }
+    assert_eq!(orders.len(), 2, "both collider orders seen: {orders:?}");
+}
