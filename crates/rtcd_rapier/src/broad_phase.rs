@@ -24,7 +24,7 @@ pub(crate) fn sweep_and_prune(boxes: &[Aabb], sorted: &mut Vec<(Aabb, u32)>, out
             if bj.min.x > bi.max.x {
                 break;
             }
-            let overlap = (bj.min.y <= bi.max.y) & (bi.min.y <= bj.max.y) & (bj.min.z <= bi.max.z) & (bi.min.z <= bj.max.z);
+            let overlap = overlap(bi, bj);
             if len == out.len() {
                 out.resize(len + 1024, (0, 0));
             }
@@ -58,6 +58,127 @@ pub(crate) fn sort_pairs(pairs: &mut Vec<(u32, u32)>, n: usize, scratch: &mut Ve
             *at += 1;
         }
         std::mem::swap(pairs, scratch);
+    }
+}
+
+/// Whether two boxes overlap (touching counts), as [`sweep_and_prune`] decides it.
+#[inline]
+fn overlap(a: &Aabb, b: &Aabb) -> bool {
+    (b.min.x <= a.max.x) & (a.min.x <= b.max.x) & (b.min.y <= a.max.y) & (a.min.y <= b.max.y) & (b.min.z <= a.max.z) & (a.min.z <= b.max.z)
+}
+
+/// [`sweep_and_prune`] then [`sort_pairs`], reusing the last sweep while the boxes stay put. A
+/// sweep is made over boxes grown by a slack and kept; at the next step, if the same ids have boxes
+/// each inside its grown one, every overlapping pair is among the kept ones, and only those are
+/// tested. A few boxes out of their grown ones are grown again and their pairs found against every
+/// other grown box; more make a new sweep. A resting pile makes a sweep now and then instead of
+/// every step.
+#[derive(Debug, Default)]
+pub(crate) struct CachedSweep {
+    ids: Vec<u64>,
+    grown: Vec<Aabb>,
+    pairs: Vec<(u32, u32)>,
+    sorted: Vec<(Aabb, u32)>,
+    scratch: Vec<(u32, u32)>,
+    counts: Vec<u32>,
+    escaped: Vec<u32>,
+    is_escaped: Vec<bool>,
+    found: Vec<(u32, u32)>,
+    /// Sweeps made (for tests and figures).
+    pub(crate) sweeps: u64,
+    /// Boxes grown again without a sweep.
+    pub(crate) regrown: u64,
+}
+
+/// Most boxes grown again without a sweep, as a share of all boxes.
+const REGROW_SHARE: usize = 16;
+
+impl CachedSweep {
+    /// Writes to `out` (cleared first) every pair `(i, j)`, `i < j`, of `boxes` that overlap, sorted
+    /// by `i` then `j` (as `sweep_and_prune` then `sort_pairs`). `ids[i]` names box `i` from step to
+    /// step; `slack`: how far a box may move before the next sweep.
+    pub(crate) fn candidates(&mut self, ids: &[u64], boxes: &[Aabb], slack: f32, out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        let valid = |b: &Aabb| !b.is_empty() && b.min.is_finite() && b.max.is_finite();
+        let grow = |b: &Aabb| if valid(b) { b.extended(slack.max(0.0)) } else { *b };
+        self.escaped.clear();
+        let mut reusable = self.ids == ids;
+        if reusable {
+            self.escaped.extend(boxes.iter().zip(&self.grown).zip(0u32..).filter_map(|((b, g), i)| {
+                // Invalid boxes overlap nothing: they may stay invalid.
+                let inside = if valid(b) { valid(g) && g.min.cmple(b.min).all() && b.max.cmple(g.max).all() } else { !valid(g) };
+                (!inside).then_some(i)
+            }));
+            reusable = self.escaped.len() <= boxes.len() / REGROW_SHARE;
+        }
+        if reusable && !self.escaped.is_empty() {
+            // The escaped boxes' pairs go; their new ones are found against every grown box and
+            // merged in, in order.
+            self.regrown += self.escaped.len() as u64;
+            self.is_escaped.clear();
+            self.is_escaped.resize(boxes.len(), false);
+            for &e in &self.escaped {
+                self.is_escaped[e as usize] = true;
+                self.grown[e as usize] = grow(&boxes[e as usize]);
+            }
+            let is_escaped = &self.is_escaped;
+            self.pairs.retain(|&(i, j)| !is_escaped[i as usize] && !is_escaped[j as usize]);
+            self.found.clear();
+            for &e in &self.escaped {
+                let ge = &self.grown[e as usize];
+                if !valid(ge) {
+                    continue;
+                }
+                for (k, gk) in self.grown.iter().enumerate() {
+                    let k = k as u32;
+                    // A pair of two escaped boxes is found once, from its lower one.
+                    if k == e || (is_escaped[k as usize] && k < e) || !valid(gk) || !overlap(ge, gk) {
+                        continue;
+                    }
+                    self.found.push((e.min(k), e.max(k)));
+                }
+            }
+            self.found.sort_unstable();
+            // Merge the two sorted lists.
+            self.scratch.clear();
+            self.scratch.reserve(self.pairs.len() + self.found.len());
+            let (mut a, mut b) = (self.pairs.iter().peekable(), self.found.iter().peekable());
+            loop {
+                let next = match (a.peek(), b.peek()) {
+                    (Some(&&x), Some(&&y)) => {
+                        if x <= y {
+                            a.next();
+                            x
+                        } else {
+                            b.next();
+                            y
+                        }
+                    }
+                    (Some(&&x), None) => {
+                        a.next();
+                        x
+                    }
+                    (None, Some(&&y)) => {
+                        b.next();
+                        y
+                    }
+                    (None, None) => break,
+                };
+                self.scratch.push(next);
+            }
+            std::mem::swap(&mut self.pairs, &mut self.scratch);
+        }
+        if !reusable {
+            self.sweeps += 1;
+            self.ids.clear();
+            self.ids.extend_from_slice(ids);
+            self.grown.clear();
+            self.grown.extend(boxes.iter().map(grow));
+            self.pairs.clear();
+            sweep_and_prune(&self.grown, &mut self.sorted, &mut self.pairs);
+            sort_pairs(&mut self.pairs, boxes.len(), &mut self.scratch, &mut self.counts);
+        }
+        out.extend(self.pairs.iter().filter(|&&(i, j)| overlap(&boxes[i as usize], &boxes[j as usize])));
     }
 }
 
@@ -96,6 +217,51 @@ mod tests {
         }
         assert!(!want.is_empty());
         assert_eq!(got, want);
+    }
+
+    /// The cached sweep gives what a fresh sweep and sort give, step after step, while boxes
+    /// creep, jump, turn invalid and colliders come and go; it sweeps again only when needed.
+    #[test]
+    fn cached_sweep_equals_a_fresh_one() {
+        let mut seed = 5u32;
+        let mut rnd = move || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32
+        };
+        let mut centres: Vec<Vec3> = (0..150).map(|_| Vec3::new(rnd(), rnd(), rnd()) * 6.0).collect();
+        let mut ids: Vec<u64> = (0..150).collect();
+        let mut cached = CachedSweep::default();
+        let (mut got, mut want, mut sorted, mut scratch, mut counts) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for step in 0..200 {
+            // Creeping (under the slack over a few steps), and now and then a jump.
+            for c in centres.iter_mut() {
+                *c += (Vec3::new(rnd(), rnd(), rnd()) - 0.5) * 0.004;
+            }
+            if step % 20 == 10 {
+                centres[7] += Vec3::X;
+            }
+            if step % 50 == 25 {
+                centres.pop();
+                ids.pop();
+            }
+            if step % 50 == 40 {
+                centres.push(Vec3::splat(3.0));
+                ids.push(1000 + step);
+            }
+            let mut boxes: Vec<Aabb> = centres.iter().map(|&c| Aabb::new(c - Vec3::splat(0.4), c + Vec3::splat(0.4))).collect();
+            if step % 30 == 7 {
+                boxes[3] = Aabb::EMPTY;
+                boxes[4] = Aabb::new(Vec3::splat(f32::NAN), Vec3::ONE);
+            }
+            cached.candidates(&ids, &boxes, 0.01, &mut got);
+            want.clear();
+            sweep_and_prune(&boxes, &mut sorted, &mut want);
+            sort_pairs(&mut want, boxes.len(), &mut scratch, &mut counts);
+            assert_eq!(got, want, "step {step}");
+        }
+        println!("{} sweeps, {} boxes grown again in 200 steps", cached.sweeps, cached.regrown);
+        assert!(cached.sweeps > 5 && cached.sweeps < 100, "{} sweeps", cached.sweeps);
+        assert!(cached.regrown > 50, "{} boxes grown again", cached.regrown);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
-    broad_phase::{sort_pairs, sweep_and_prune},
+    broad_phase::CachedSweep,
     cache::{CacheKey, CacheSettings, CachedPair, ContactCache, MissPolicy, SWAPPED, UPDATED, USED},
     convert::to_rtcd,
     dispatcher::RtcdDispatcher,
@@ -319,6 +319,11 @@ fn rot_cos(base: glam::Quat, cur: glam::Quat) -> f32 {
     2.0 * c * c - 1.0
 }
 
+/// The batch's broad phase sweeps again when a box moved by more than this share of the distance
+/// its boxes are grown by (the prediction and the margin): the pile at rest of scene 1 then sweeps
+/// now and then instead of every step.
+const SWEEP_SLACK_SHARE: f32 = 0.25;
+
 /// Fewest pairs a rayon job of the publishing reduction takes.
 const REDUCTION_MIN_PAIRS: usize = 64;
 
@@ -338,15 +343,14 @@ pub struct RtcdDriver {
     warned_shared_instance: bool,
     entries: Vec<Entry>,
     boxes: Vec<rtcd::Aabb>,
-    sorted_boxes: Vec<(rtcd::Aabb, u32)>,
+    /// The broad phase, and the entries' ids it reuses its sweep by.
+    sweep: CachedSweep,
+    ids: Vec<u64>,
     candidates: Vec<(u32, u32)>,
     debug: DebugGeometry,
     /// Rapier's recycling reference of each pair it last fully updated with our results, in
     /// [`pair_order`].
     mirrors: Vec<MirrorEntry>,
-    /// Scratch of the candidates' sort.
-    sort_scratch: Vec<(u32, u32)>,
-    sort_counts: Vec<u32>,
     published: Vec<Published>,
     /// The last published batch's pairs held by key, in pair order.
     published_held: Arc<Vec<HeldPair>>,
@@ -392,12 +396,11 @@ impl RtcdDriver {
             warned_shared_instance: false,
             entries: Vec::new(),
             boxes: Vec::new(),
-            sorted_boxes: Vec::new(),
+            sweep: CachedSweep::default(),
+            ids: Vec::new(),
             candidates: Vec::new(),
             debug: DebugGeometry::default(),
             mirrors: Vec::new(),
-            sort_scratch: Vec::new(),
-            sort_counts: Vec::new(),
             published: Vec::new(),
             published_held: Default::default(),
             updated: FxHashSet::default(),
@@ -552,10 +555,11 @@ impl RtcdDriver {
                 let sweep = e.soft_linvel.length() * dt;
                 e.mesh.aabb().transformed(&to_rtcd(&e.pose)).extended(grow + e.skin + sweep)
             }));
-        self.candidates.clear();
-        sweep_and_prune(&self.boxes, &mut self.sorted_boxes, &mut self.candidates);
-        // In the entries' order (the colliders' arena order), which changes only with the pairs.
-        sort_pairs(&mut self.candidates, self.entries.len(), &mut self.sort_scratch, &mut self.sort_counts);
+        // In the entries' order (the colliders' arena order), which changes only with the pairs. The
+        // sweep is made again only when a box moved out of its slack.
+        self.ids.clear();
+        self.ids.extend(self.entries.iter().map(|e| e.key));
+        self.sweep.candidates(&self.ids, &self.boxes, SWEEP_SLACK_SHARE * grow, &mut self.candidates);
         let old_mirrors = std::mem::take(&mut self.mirrors);
         // How many pairs share each cache key that can be shared.
         self.key_uses.clear();
