@@ -311,16 +311,18 @@ impl NarrowPhase {
 
     /// The slot of the pair `key`, if it has one: `last[*next]` when the pairs come in the last
     /// step's order (then `next` moves on), else from the index (then `next` moves to the pair's
-    /// place in `last`).
-    fn find_slot(&self, last: &[(PairKey, u32)], next: &mut usize, key: PairKey) -> Option<u32> {
+    /// place in `last`, if within the `walked` part).
+    fn find_slot(&self, last: &[(PairKey, u32)], walked: std::ops::Range<usize>, next: &mut usize, key: PairKey) -> Option<u32> {
         match last.get(*next) {
-            Some(&(k, s)) if k == key => {
+            Some(&(k, s)) if k == key && walked.contains(next) => {
                 *next += 1;
                 Some(s)
             }
             _ => self.index.get(&key).copied().inspect(|&s| {
+                // A pair that was in the other part of `last` (held then, given now, or the
+                // reverse) leaves the walk where it is.
                 let at = self.last_at[s as usize] as usize;
-                if last.get(at).is_some_and(|&(k, _)| k == key) {
+                if walked.contains(&at) && last.get(at).is_some_and(|&(k, _)| k == key) {
                     *next = at + 1;
                 }
             }),
@@ -362,7 +364,7 @@ impl NarrowPhase {
                 outputs[i].error = Some(PairError::SelfPair { key });
                 continue;
             }
-            let slot = self.find_slot(&last, &mut next, key);
+            let slot = self.find_slot(&last, 0..self.last_held, &mut next, key);
             let repeated = match slot {
                 Some(s) => input_of[s as usize] != NO_INPUT,
                 None => !failed_new.is_empty() && failed_new.contains(&key),
@@ -408,10 +410,11 @@ impl NarrowPhase {
             self.next_last.push((key, slot));
         }
         // The held keys, walked from where they came in the last step.
+        let held_part = self.last_held..last.len();
         let mut next = self.last_held;
         self.last_held = self.next_last.len();
         for &key in held {
-            match self.find_slot(&last, &mut next, key) {
+            match self.find_slot(&last, held_part.clone(), &mut next, key) {
                 Some(s) if input_of[s as usize] == NO_INPUT => {
                     input_of[s as usize] = HELD_INPUT;
                     metrics.held_pairs += 1;
