@@ -67,7 +67,9 @@ usage: falling_objects [--headless] [--steps N] [--count N] [--backend cpu|gpu|g
   --frames N          see --screenshot
   --ticks-per-frame K (with --screenshot) fixed ticks per rendered frame, 1 to 15 (default 1)
   --no-overlay        (window) start with the ray overlay off, also for --screenshot (F1 toggles it)
-  --seed N            seed of the initial offsets and orientations (default 1)";
+  --seed N            seed of the initial offsets and orientations (default 1)
+  --contact-recycling follow Rapier's contact recycling (RtcdSettings::contact_recycling): pairs that
+                      barely moved keep their contacts and are not traced (default off)";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BackendArg {
@@ -100,6 +102,7 @@ struct Args {
     no_overlay: bool,
     ticks_per_frame: Option<u32>,
     seed: u64,
+    contact_recycling: bool,
 }
 
 fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
@@ -113,6 +116,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
         no_overlay: false,
         ticks_per_frame: None,
         seed: 1,
+        contact_recycling: false,
     };
     fn value(flag: &str, v: Option<String>) -> Result<String, String> {
         v.filter(|v| !v.starts_with("--")).ok_or_else(|| format!("{flag} needs a value"))
@@ -125,6 +129,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
         match flag.as_str() {
             "--headless" => a.headless = true,
             "--no-overlay" => a.no_overlay = true,
+            "--contact-recycling" => a.contact_recycling = true,
             "--steps" => a.steps = Some(number("--steps", it.next())?),
             "--count" => a.count = number("--count", it.next())?,
             "--frames" => a.frames = Some(number("--frames", it.next())?),
@@ -431,7 +436,10 @@ fn add_simulation(app: &mut App, args: &Args, scene: Scene) {
     app.insert_resource(Time::<Fixed>::from_duration(TICK))
         .insert_resource(TimestepMode::Fixed { dt: TICK.as_secs_f32(), substeps: 1 })
         .add_plugins(RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule())
-        .add_plugins(RtcdPlugin::new(RtcdSettings::with_backend(args.backend.backend())))
+        .add_plugins(RtcdPlugin::new(RtcdSettings {
+            contact_recycling: args.contact_recycling,
+            ..RtcdSettings::with_backend(args.backend.backend())
+        }))
         .insert_resource(scene)
         .insert_resource(Stats { print: true, ..default() })
         .add_systems(Startup, spawn_scene)
@@ -479,11 +487,12 @@ fn run_headless(args: Args, scene: Scene, start: Instant) -> ExitCode {
     app.finish();
     app.cleanup();
     println!(
-        "falling_objects: {} bodies ({}), {steps} ticks at 60 Hz, backend {:?}{}",
+        "falling_objects: {} bodies ({}), {steps} ticks at 60 Hz, backend {:?}{}{}",
         args.count,
         MESHES.join(", "),
         args.backend,
-        if pipelined { " (render plugins, no window)" } else { "" }
+        if pipelined { " (render plugins, no window)" } else { "" },
+        if args.contact_recycling { ", following Rapier's contact recycling" } else { "" }
     );
     let sim_start = Instant::now();
     // The first update starts the clock; after it every update runs exactly one fixed tick.

@@ -358,6 +358,7 @@ impl NarrowPhase {
         let mut next = 0;
         // Keys that failed this step without a slot (for the repeats of their key).
         let mut failed_new = FxHashSet::default();
+        let mut held_inputs = 0;
         for (i, p) in pairs.iter().enumerate() {
             let key = p.key;
             if key.a == key.b {
@@ -400,7 +401,7 @@ impl NarrowPhase {
                 s
             });
             input_of[slot as usize] = if p.hold {
-                metrics.held_pairs += 1;
+                held_inputs += 1;
                 HELD_INPUT
             } else {
                 i as u32
@@ -474,7 +475,9 @@ impl NarrowPhase {
             o.rays = r.rays;
             o.contacts = r.contacts;
         }
-        let quiet = valid.len() - ran - metrics.held_pairs;
+        metrics.held_pairs += held_inputs;
+        // The valid inputs that neither ran nor were held: quiet iterative steps.
+        let quiet = valid.len() - ran - held_inputs;
         metrics.pairs += quiet;
         metrics.iterative_pairs += quiet;
         metrics.time = start.elapsed();

@@ -301,6 +301,7 @@ fn held_by_key_equals_held_inputs() {
         // The held key without state counts; the traced one held too does not.
         assert_eq!(x.metrics.held_pairs + 1, y.metrics.held_pairs, "step {step}");
         assert_eq!(x.metrics.freed_pairs, y.metrics.freed_pairs, "step {step}");
+        assert_eq!((x.metrics.pairs, x.metrics.iterative_pairs), (y.metrics.pairs, y.metrics.iterative_pairs), "step {step}");
         held_total += y.metrics.held_pairs;
         let xs: Vec<_> = x.pairs.iter().zip(&inputs).filter(|(_, p)| !p.hold).map(|(o, _)| (o.key, o.mode, &o.manifolds)).collect();
         let ys: Vec<_> = y.pairs.iter().map(|o| (o.key, o.mode, &o.manifolds)).collect();
