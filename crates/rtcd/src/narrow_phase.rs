@@ -252,6 +252,8 @@ const NO_INPUT: u32 = u32::MAX;
 const HELD_INPUT: u32 = u32::MAX - 1;
 /// An input pair with an error in this slot this step (the slot is freed).
 const FAILED_INPUT: u32 = u32::MAX - 2;
+/// Steps with at most this many pairs to run run them on the calling thread.
+const SEQUENTIAL_PAIRS: usize = 16;
 
 impl NarrowPhase {
     /// A narrow phase with these parameters (checked with [`RtcdParams::validate`]).
@@ -449,10 +451,7 @@ impl NarrowPhase {
         let params = self.params;
         let results = &mut self.results.0;
         results.clear();
-        results.par_extend(self.slots.par_iter_mut().zip(input_of.par_iter()).with_min_len(8).filter_map(|(slot, &i)| {
-            if i == NO_INPUT || i == HELD_INPUT || i == FAILED_INPUT {
-                return None;
-            }
+        let run = |i: u32, slot: &mut Slot| {
             let p = &pairs[i as usize];
             if is_quiet_step(p, &slot.state, &params, opts) {
                 slot.state.steps_since_standard += 1;
@@ -461,7 +460,25 @@ impl NarrowPhase {
             // Each worker thread's buffers, kept from step to step (detect_pair runs no
             // parallel work, so a thread never re-enters it).
             Some((i, SCRATCH.with_borrow_mut(|scratch| detect_pair(p, &mut slot.state, &params, opts, scratch))))
-        }));
+        };
+        if valid.len() - held_inputs <= SEQUENTIAL_PAIRS {
+            // A few pairs (a pile at rest, most pairs held): on this thread, from their slots
+            // (`last` begins with the valid pairs, in order), without a pass over every slot.
+            for (&i, &(_, s)) in valid.iter().zip(&self.last) {
+                if input_of[s as usize] == i as u32
+                    && let Some(r) = run(i as u32, &mut self.slots[s as usize])
+                {
+                    results.push(r);
+                }
+            }
+        } else {
+            results.par_extend(self.slots.par_iter_mut().zip(input_of.par_iter()).with_min_len(8).filter_map(|(slot, &i)| {
+                if i == NO_INPUT || i == HELD_INPUT || i == FAILED_INPUT {
+                    return None;
+                }
+                run(i, slot)
+            }));
+        }
         for &i in &valid {
             // Overwritten below for the pairs that ran.
             outputs[i].mode = StepMode::Iterative;

@@ -359,6 +359,9 @@ pub struct RtcdDriver {
     updated: FxHashSet<CacheKey>,
     /// Per-batch scratch: [`ContactCache::published_flags`].
     flags: Vec<u8>,
+    /// Per-batch scratch of `collect`: the instance ids seen, and those used by several colliders.
+    seen_instances: FxHashSet<u64>,
+    shared_instances: FxHashSet<u64>,
     key_uses: FxHashMap<CacheKey, u32>,
 }
 
@@ -405,6 +408,8 @@ impl RtcdDriver {
             published_held: Default::default(),
             updated: FxHashSet::default(),
             flags: Vec::new(),
+            seen_instances: FxHashSet::default(),
+            shared_instances: FxHashSet::default(),
             key_uses: FxHashMap::default(),
         })
     }
@@ -800,8 +805,9 @@ impl RtcdDriver {
     fn collect(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet) {
         self.entries.clear();
         let cuboids = self.cache.settings().cuboids;
-        let mut seen = FxHashSet::default();
-        let mut shared = FxHashSet::default();
+        let (mut seen, mut shared) = (std::mem::take(&mut self.seen_instances), std::mem::take(&mut self.shared_instances));
+        seen.clear();
+        shared.clear();
         for (handle, co) in colliders.iter() {
             if !co.is_enabled() || co.is_sensor() {
                 continue;
@@ -877,6 +883,7 @@ impl RtcdDriver {
                 None => collider_key(CUBOID_KEY_BIT, e.handle),
             };
         }
+        (self.seen_instances, self.shared_instances) = (seen, shared);
     }
 
     /// One backend step; on error, warn once, switch to the CPU fallback for good and re-run.
