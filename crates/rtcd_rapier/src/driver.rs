@@ -255,7 +255,8 @@ struct HeldPair {
     key: PairKey,
     cache_key: CacheKey,
     order: u64,
-    mirror: Option<Mirror>,
+    /// It has a mirror, kept in place in the driver's list (see `update_mirrors`).
+    mirrored: bool,
 }
 
 /// A pair's recycling reference, kept from batch to batch in the batches' pair order.
@@ -351,6 +352,8 @@ pub struct RtcdDriver {
     /// Rapier's recycling reference of each pair it last fully updated with our results, in
     /// [`pair_order`].
     mirrors: Vec<MirrorEntry>,
+    /// The other buffer of the mirrors' update.
+    spare_mirrors: Vec<MirrorEntry>,
     published: Vec<Published>,
     /// The last published batch's pairs held by key, in pair order.
     published_held: Arc<Vec<HeldPair>>,
@@ -404,6 +407,7 @@ impl RtcdDriver {
             candidates: Vec::new(),
             debug: DebugGeometry::default(),
             mirrors: Vec::new(),
+            spare_mirrors: Vec::new(),
             published: Vec::new(),
             published_held: Default::default(),
             updated: FxHashSet::default(),
@@ -565,7 +569,7 @@ impl RtcdDriver {
         self.ids.clear();
         self.ids.extend(self.entries.iter().map(|e| e.key));
         self.sweep.candidates(&self.ids, &self.boxes, SWEEP_SLACK_SHARE * grow, &mut self.candidates);
-        let old_mirrors = std::mem::take(&mut self.mirrors);
+        let mut old_mirrors = std::mem::take(&mut self.mirrors);
         // How many pairs share each cache key that can be shared.
         self.key_uses.clear();
         if recycle.is_some() {
@@ -602,7 +606,8 @@ impl RtcdDriver {
             while old_mirrors.get(next_mirror).is_some_and(|m| m.order < order) {
                 next_mirror += 1;
             }
-            let mut mirror = old_mirrors.get(next_mirror).filter(|m| m.order == order && m.key == key).map(|m| m.mirror);
+            let found = old_mirrors.get(next_mirror).is_some_and(|m| m.order == order && m.key == key);
+            let mut mirror = found.then(|| old_mirrors[next_mirror].mirror);
             let update = match &recycle {
                 Some(r) => rapier_update(e1, e2, mirror.as_mut(), r, prediction),
                 None => RapierUpdate::Full,
@@ -619,7 +624,12 @@ impl RtcdDriver {
             let hold = update != RapierUpdate::Full && !shared;
             if hold && by_key {
                 held_keys.push(key);
-                held.push(HeldPair { key, cache_key, order, mirror });
+                // A held pair's mirror stays where it is (with what `rapier_update` learnt), for the
+                // mirrors' update to carry over.
+                if let Some(m) = mirror {
+                    old_mirrors[next_mirror].mirror = m;
+                }
+                held.push(HeldPair { key, cache_key, order, mirrored: mirror.is_some() });
                 continue;
             }
             pairs.push(BatchPair {
@@ -637,7 +647,7 @@ impl RtcdDriver {
                 mirror,
             });
         }
-        // The buffer is reused for the next mirrors (see `update_mirrors`).
+        // Kept for the held pairs' mirrors (see `update_mirrors`).
         self.mirrors = old_mirrors;
         Batch {
             pairs,
@@ -658,7 +668,11 @@ impl RtcdDriver {
         self.cache.track_updates(recycling);
         let mut updated = std::mem::take(&mut self.updated);
         self.cache.take_updated(&mut updated);
-        self.mirrors.clear();
+        // The list the last batch was prepared with (its held pairs' mirrors are there), and the new
+        // one.
+        let old = std::mem::take(&mut self.mirrors);
+        let mut mirrors = std::mem::take(&mut self.spare_mirrors);
+        mirrors.clear();
         if !recycling {
             self.published.clear();
             self.published_held = Default::default();
@@ -671,14 +685,20 @@ impl RtcdDriver {
         let mut next_flag = 0;
         let published_held = std::mem::take(&mut self.published_held);
         let mut held = published_held.iter().copied().peekable();
-        let keep_held = |h: HeldPair, mirrors: &mut Vec<MirrorEntry>| {
-            if let Some(mirror) = h.mirror.filter(|_| !updated.contains(&h.cache_key)) {
-                mirrors.push(MirrorEntry { order: h.order, key: h.key, mirror });
+        let mut next_old = 0;
+        let mut keep_held = |h: HeldPair, mirrors: &mut Vec<MirrorEntry>| {
+            if h.mirrored && !updated.contains(&h.cache_key) {
+                while old.get(next_old).is_some_and(|m| m.order < h.order) {
+                    next_old += 1;
+                }
+                if let Some(m) = old.get(next_old).filter(|m| m.order == h.order && m.key == h.key) {
+                    mirrors.push(*m);
+                }
             }
         };
         for p in self.published.drain(..) {
             while let Some(h) = held.next_if(|h| h.order < p.order) {
-                keep_held(h, &mut self.mirrors);
+                keep_held(h, &mut mirrors);
             }
             // What the dispatcher did with the pair: from the cache's flags if it was published
             // there (in the same order), else from the keys it had nothing cached for.
@@ -704,12 +724,14 @@ impl RtcdDriver {
                 Some(_) => None,
             };
             if let Some(mirror) = mirror {
-                self.mirrors.push(MirrorEntry { order: p.order, key: p.key, mirror });
+                mirrors.push(MirrorEntry { order: p.order, key: p.key, mirror });
             }
         }
         for h in held {
-            keep_held(h, &mut self.mirrors);
+            keep_held(h, &mut mirrors);
         }
+        self.mirrors = mirrors;
+        self.spare_mirrors = old;
         self.updated = updated;
         self.flags = flags;
     }
