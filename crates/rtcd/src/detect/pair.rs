@@ -114,8 +114,13 @@ pub fn separation_bound(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose) -> f32
 /// their gaps (a lower bound above `enough`). Below `enough`, the same bound as
 /// [`separation_bound`].
 pub fn separation_bound_beyond(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, enough: f32) -> f32 {
-    let g = bvh_gap(mesh1.bvh(), mesh2.bvh(), pos12, enough);
-    let g = if g > 0.0 { g } else { g.max(bvh_gap(mesh2.bvh(), mesh1.bvh(), &pos12.inverse(), enough)) };
+    sharpen_gap(bvh_gap(mesh1.bvh(), mesh2.bvh(), pos12, enough), mesh1, mesh2, pos12, enough)
+}
+
+/// [`separation_bound_beyond`] from its first descent's gap `g1` (in shape 1's frame): `g1` when
+/// positive, else the descent in shape 2's frame.
+fn sharpen_gap(g1: f32, mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, enough: f32) -> f32 {
+    let g = if g1 > 0.0 { g1 } else { g1.max(bvh_gap(mesh2.bvh(), mesh1.bvh(), &pos12.inverse(), enough)) };
     // An empty mesh has no hierarchy: no bound.
     if g.is_finite() { g } else { 0.0 }
 }
@@ -290,7 +295,15 @@ pub(crate) fn detect_pair(
     // A standard trace of a pair without records: first the separation bound, and no trace when it
     // puts the meshes out of the rays' reach (it would find nothing; the records stay empty).
     let recordless = state.records.iter().all(Vec::is_empty);
-    let (bound, separated) = separation_before_trace(input, standard, recordless, params, opts);
+    // [`separation_before_trace`] in two halves: the descent in shape 1's frame decides the trace
+    // (the same decision, but for meshes whose boxes meet down to the leaves there and not in
+    // shape 2's frame: those are traced, and the trace finds nothing); the other descent is made
+    // only for the separation kept when the trace leaves no record. The touching pairs, which keep
+    // records, make one descent instead of two.
+    let reach = ray_reach(params);
+    let first_gap = (standard && params.iterative && !opts.force_standard && recordless)
+        .then(|| bvh_gap(input.mesh1.bvh(), input.mesh2.bvh(), &input.pos12, reach));
+    let separated = first_gap.is_some_and(|g| g.is_finite() && g > reach);
     let dirs = Direction::both(input);
     let mut rays = Vec::new();
     scratch.contacts.clear();
@@ -323,7 +336,10 @@ pub(crate) fn detect_pair(
         state.reference = Some(input.pos12);
         // Only read for record-less pairs of the iterative algorithm (see `needs_standard_trace`).
         state.separation = if params.iterative && state.records.iter().all(Vec::is_empty) {
-            bound.unwrap_or_else(|| separation_for_reach(input.mesh1, input.mesh2, &input.pos12, params))
+            match first_gap {
+                Some(g) => sharpen_gap(g, input.mesh1, input.mesh2, &input.pos12, reach),
+                None => separation_for_reach(input.mesh1, input.mesh2, &input.pos12, params),
+            }
         } else {
             0.0
         };
