@@ -366,6 +366,8 @@ pub struct RtcdDriver {
     seen_instances: FxHashSet<u64>,
     shared_instances: FxHashSet<u64>,
     key_uses: FxHashMap<CacheKey, u32>,
+    /// Per-batch scratch: per entry, whether its pairs' cache keys can be shared ([`shareable`]).
+    shareable: Vec<bool>,
 }
 
 impl std::fmt::Debug for RtcdDriver {
@@ -415,6 +417,7 @@ impl RtcdDriver {
             seen_instances: FxHashSet::default(),
             shared_instances: FxHashSet::default(),
             key_uses: FxHashMap::default(),
+            shareable: Vec::new(),
         })
     }
 
@@ -573,8 +576,11 @@ impl RtcdDriver {
         // How many pairs share each cache key that can be shared.
         self.key_uses.clear();
         if recycle.is_some() {
+            // Which entries can share keys, looked up per candidate from a compact list.
+            self.shareable.clear();
+            self.shareable.extend(self.entries.iter().map(shareable));
             for &(i, j) in &self.candidates {
-                if (shareable(&self.entries[i as usize]) || shareable(&self.entries[j as usize]))
+                if (self.shareable[i as usize] || self.shareable[j as usize])
                     && let Some((_, _, cache_key)) = batch_pair(&self.entries, i, j)
                 {
                     *self.key_uses.entry(cache_key).or_default() += 1;
