@@ -84,6 +84,8 @@ pub struct BatchPair {
     pub prediction: f32,
     /// Rapier will recycle the pair's contacts this step ([`RtcdDriver::detect_recycling`]): the
     /// backend keeps its state without tracing it ([`PairInput::hold`]) and nothing is published.
+    /// Only for backends that do not hold pairs by key ([`NarrowPhaseBackend::holds_by_key`]); with
+    /// the others, such pairs are in [`Batch::held_keys`], not among the batch's pairs.
     pub hold: bool,
     /// Shape 2's world pose.
     pose2: Pose,
@@ -500,8 +502,9 @@ impl RtcdDriver {
     /// [`RtcdDriver::detect`] for a pipeline with Rapier's contact recycling on
     /// (`params.contact_recycling`, Rapier's default): the pairs Rapier will recycle this step (their
     /// relative pose drifted less than `params.contact_recycle_distance()` since Rapier last updated
-    /// them, as Rapier measures it) are held, not traced: the backend keeps their state
-    /// ([`PairInput::hold`]) and the dispatcher is not called for them; so are the pairs Rapier's
+    /// them, as Rapier measures it) are held, not traced: the backend keeps their state (given by key,
+    /// [`NarrowPhaseBackend::step_with_held`], to a backend that holds so, else as inputs with
+    /// [`PairInput::hold`]) and the dispatcher is not called for them; so are the pairs Rapier's
     /// soft-CCD test clears without calling the dispatcher (collision boxes apart). `narrow_phase`:
     /// the one the step will run. Call it right before `PhysicsPipeline::step` with the same
     /// `params` (its `dt` becomes [`DriverSettings::dt`]); with recycling off it is
