@@ -202,8 +202,8 @@ pub struct NarrowPhase {
     params: RtcdParams,
     index: FxHashMap<PairKey, u32>,
     slots: Vec<Slot>,
-    /// Per slot: the step that created its pair (0: a free slot).
-    created: Vec<u64>,
+    /// Per slot: whether it holds a pair (not free).
+    live: Vec<bool>,
     /// Per slot: where its pair came in `last` (valid while the pair is in `last`).
     last_at: Vec<u32>,
     /// The last step's pairs with a slot, in input order, and their slots.
@@ -213,8 +213,6 @@ pub struct NarrowPhase {
     /// Where the held keys ([`NarrowPhase::step_with_held`]) begin in `last`.
     last_held: usize,
     free: Vec<u32>,
-    /// Steps run.
-    now: u64,
     /// The step's results of the pairs that ran, with their input index (the buffer is reused
     /// from step to step).
     results: Results,
@@ -263,13 +261,12 @@ impl NarrowPhase {
             params,
             index: FxHashMap::default(),
             slots: Vec::new(),
-            created: Vec::new(),
+            live: Vec::new(),
             last_at: Vec::new(),
             last: Vec::new(),
             next_last: Vec::new(),
             last_held: 0,
             free: Vec::new(),
-            now: 0,
             results: Results::default(),
         })
     }
@@ -303,7 +300,7 @@ impl NarrowPhase {
     pub fn clear(&mut self) {
         self.index.clear();
         self.slots.clear();
-        self.created.clear();
+        self.live.clear();
         self.last_at.clear();
         self.last.clear();
         self.next_last.clear();
@@ -346,8 +343,6 @@ impl NarrowPhase {
     /// input, it would get an empty one: the same for its next step).
     pub fn step_with_held(&mut self, pairs: &[PairInput], held: &[PairKey], opts: &StepOptions) -> StepOutput {
         let start = Instant::now();
-        self.now += 1;
-        let now = self.now;
         // The checks of `check_pairs`, in its order (self pair, repeated key, invalid pose), with
         // repeats found by their slot. Each valid pair's slot (a new one, with a default state, for
         // a new pair). A held pair's slot is only marked: nothing else reads it this step.
@@ -391,14 +386,14 @@ impl NarrowPhase {
                     Some(s) => s,
                     None => {
                         self.slots.push(Slot::default());
-                        self.created.push(0);
+                        self.live.push(false);
                         self.last_at.push(0);
                         input_of.push(NO_INPUT);
                         self.slots.len() as u32 - 1
                     }
                 };
                 self.slots[s as usize] = Slot { key, state: PairState::default() };
-                self.created[s as usize] = now;
+                self.live[s as usize] = true;
                 self.index.insert(key, s);
                 s
             });
@@ -433,11 +428,11 @@ impl NarrowPhase {
         self.last = std::mem::replace(&mut self.next_last, last);
         // Departed pairs (and pairs with an error) free their slot.
         for (s, &i) in input_of.iter().enumerate() {
-            if (i == NO_INPUT || i == FAILED_INPUT) && self.created[s] != 0 {
+            if (i == NO_INPUT || i == FAILED_INPUT) && self.live[s] {
                 let slot = &mut self.slots[s];
                 self.index.remove(&slot.key);
                 *slot = Slot::default();
-                self.created[s] = 0;
+                self.live[s] = false;
                 self.free.push(s as u32);
                 metrics.freed_pairs += 1;
             }

@@ -140,31 +140,17 @@ impl CachedSweep {
             }
             self.found.sort_unstable();
             // Merge the two sorted lists.
+            let (a, b) = (&self.pairs, &self.found);
+            let (mut i, mut j) = (0, 0);
             self.scratch.clear();
-            self.scratch.reserve(self.pairs.len() + self.found.len());
-            let (mut a, mut b) = (self.pairs.iter().peekable(), self.found.iter().peekable());
-            loop {
-                let next = match (a.peek(), b.peek()) {
-                    (Some(&&x), Some(&&y)) => {
-                        if x <= y {
-                            a.next();
-                            x
-                        } else {
-                            b.next();
-                            y
-                        }
-                    }
-                    (Some(&&x), None) => {
-                        a.next();
-                        x
-                    }
-                    (None, Some(&&y)) => {
-                        b.next();
-                        y
-                    }
-                    (None, None) => break,
-                };
-                self.scratch.push(next);
+            while i < a.len() || j < b.len() {
+                if j == b.len() || (i < a.len() && a[i] <= b[j]) {
+                    self.scratch.push(a[i]);
+                    i += 1;
+                } else {
+                    self.scratch.push(b[j]);
+                    j += 1;
+                }
             }
             std::mem::swap(&mut self.pairs, &mut self.scratch);
         }

@@ -207,7 +207,8 @@ pub(crate) enum Count {
 struct Entries {
     pairs: FxHashMap<CacheKey, Results>,
     prediction: f32,
-    /// What the dispatcher did with each key's results ([`UPDATED`], [`USED`]), by [`Results::slot`].
+    /// What the dispatcher did with each key's results ([`UPDATED`], [`USED`], [`SWAPPED`]), by
+    /// [`Results::slot`].
     flags: Vec<AtomicU8>,
     /// Each published pair's slot in `flags`, in publishing order.
     slot_of: Vec<u32>,
@@ -454,8 +455,7 @@ impl ContactCache {
 
     /// What the dispatcher did, since the last [`ContactCache::publish`], with the results of each
     /// pair that publish was given, in its order ([`UPDATED`], [`USED`] and [`SWAPPED`] bits, per
-    /// cache key):
-    /// written to `out` (cleared first).
+    /// cache key), written to `out` (cleared first).
     pub fn published_flags(&self, out: &mut Vec<u8>) {
         let e = read(&self.inner.entries);
         out.clear();

@@ -235,12 +235,14 @@ struct Mirror {
     /// The results handed over then had a point within Rapier's prediction distance (an active
     /// contact for Rapier's solver).
     active: bool,
-    /// What the batch read from Rapier's pair since that update, if it needed it.
+    /// What the batch knows of Rapier's pair since that update: from the dispatcher's call for
+    /// active results, else read from Rapier's pair when the test needed it.
     rapier: Option<RapierPair>,
 }
 
-/// What Rapier's recycling test of a pair depends on besides the poses, read from its contact pair
-/// (a walk of its contact graph) at most once per full update: the collider order is the pair's for
+/// What Rapier's recycling test of a pair depends on besides the poses, known from the order of the
+/// dispatcher's call (with active results) or read from its contact pair (a walk of its contact
+/// graph) at most once per full update: the collider order is the pair's for
 /// as long as it is in the graph, and whether it has active solver contacts changes only at a full
 /// update (recycling keeps the contacts, and the bound Rapier stored with them).
 #[derive(Clone, Copy, Debug)]
@@ -359,8 +361,9 @@ pub struct RtcdDriver {
     published: Vec<Published>,
     /// The last published batch's pairs held by key, in pair order.
     published_held: Arc<Vec<HeldPair>>,
-    /// Per-batch scratch: the keys the dispatcher was called for, and how many pairs share each
-    /// cache key that can be shared (kept for their capacity).
+    /// Per-batch scratch (kept for their capacity): the keys the dispatcher was called for that had
+    /// no cached result ([`ContactCache::take_updated`]), and how many pairs share each cache key
+    /// that can be shared.
     updated: FxHashSet<CacheKey>,
     /// Per-batch scratch: [`ContactCache::published_flags`].
     flags: Vec<u8>,

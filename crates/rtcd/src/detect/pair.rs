@@ -206,7 +206,8 @@ pub fn separation_for_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, pa
 /// iterative algorithm that kept no ray record (`recordless`) and is not forced to the standard
 /// tracer, [`separation_for_reach`], and whether it puts the meshes out of the rays' reach
 /// ([`ray_reach`]): such a step traces nothing, and the records stay empty. `(None, false)`
-/// otherwise. Both backends decide with it.
+/// otherwise. The GPU backend decides with it; the CPU step makes the same descents in two halves
+/// (see `detect_pair`), with the same results.
 pub fn separation_before_trace(
     input: &PairInput,
     standard: bool,
