@@ -22,7 +22,7 @@ use crate::{
     bvh::{self, BvhNode},
     error::MeshError,
     params::TracerKind,
-    ray::Ray,
+    ray::{PreparedTriangle, Ray},
 };
 
 /// Degenerate triangles (zero area, or a vertex repeated after welding) are dropped and counted in
@@ -91,6 +91,7 @@ pub struct RtcdMesh {
     normals: Vec<Vec3>,
     triangles: Vec<[u32; 3]>,
     triangle_normals: Vec<Vec3>,
+    prepared: Vec<PreparedTriangle>,
     neighbors: Vec<[u32; 3]>,
     bvh: Vec<BvhNode>,
     exit_distances: Vec<f32>,
@@ -123,6 +124,10 @@ impl RtcdMesh {
         let triangles: Vec<[u32; 3]> = order.iter().map(|&i| triangles[i as usize]).collect();
         let neighbors = adjacency::build_adjacency(&triangles);
         let triangle_normals = normals::triangle_normals(&positions, &triangles);
+        let prepared = triangles
+            .iter()
+            .map(|t| PreparedTriangle::new(positions[t[0] as usize], positions[t[1] as usize], positions[t[2] as usize]))
+            .collect();
         let normals = normals::vertex_normals(&positions, &triangles, &triangle_normals);
         let aabb = Aabb::from_points(positions.iter());
         let max_radius = positions.iter().map(|p| p.length()).fold(0.0, f32::max);
@@ -138,6 +143,7 @@ impl RtcdMesh {
             normals,
             triangles,
             triangle_normals,
+            prepared,
             neighbors,
             bvh,
             exit_distances: Vec::new(),
@@ -191,6 +197,10 @@ impl RtcdMesh {
     /// Outward unit triangle normals.
     pub fn triangle_normals(&self) -> &[Vec3] {
         &self.triangle_normals
+    }
+    /// Per triangle, what the ray/triangle test reads (see [`PreparedTriangle`]).
+    pub fn prepared_triangles(&self) -> &[PreparedTriangle] {
+        &self.prepared
     }
     /// `neighbors()[t][k]`: the triangle across edge `k` of `t`, or [`NO_NEIGHBOR`].
     pub fn neighbors(&self) -> &[[u32; 3]] {

@@ -2,7 +2,9 @@
 
 mod ray_triangle;
 
-pub use ray_triangle::{BARYCENTRIC_EPS, Location, TriangleLineHit, locate, ray_triangle};
+pub use ray_triangle::{
+    BARYCENTRIC_EPS, Location, PreparedTriangle, TriangleLineHit, locate, ray_triangle, ray_triangle_prepared,
+};
 
 use glam::Vec3;
 

@@ -30,15 +30,47 @@ pub struct TriangleLineHit {
     pub v: f32,
 }
 
+/// A triangle as Möller–Trumbore reads it: a corner, the two edges leaving it, and the threshold of
+/// the parallel test. Meshes keep one per triangle ([`RtcdMesh::prepared_triangles`](crate::RtcdMesh::prepared_triangles)),
+/// so the tracers' hot loops read one record instead of three indexed vertices and skip a cross
+/// product and a square root per test; [`ray_triangle`] and [`ray_triangle_prepared`] give the same
+/// bits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PreparedTriangle {
+    /// `v0`.
+    pub v0: Vec3,
+    /// `v1 - v0`.
+    pub e1: Vec3,
+    /// `v2 - v0`.
+    pub e2: Vec3,
+    /// `PARALLEL_EPS * |e1 × e2|`: lines with `|det|` at or under it count as parallel.
+    pub parallel_limit: f32,
+}
+
+impl PreparedTriangle {
+    /// The record of triangle `(v0, v1, v2)`.
+    #[inline]
+    pub fn new(v0: Vec3, v1: Vec3, v2: Vec3) -> Self {
+        let e1 = v1 - v0;
+        let e2 = v2 - v0;
+        Self { v0, e1, e2, parallel_limit: PARALLEL_EPS * e1.cross(e2).length() }
+    }
+}
+
 /// Möller–Trumbore on the line `origin + t * dir`. `None` when the line is parallel to the plane.
 #[inline]
 pub fn ray_triangle(origin: Vec3, dir: Vec3, v0: Vec3, v1: Vec3, v2: Vec3) -> Option<TriangleLineHit> {
-    let e1 = v1 - v0;
-    let e2 = v2 - v0;
+    ray_triangle_prepared(origin, dir, &PreparedTriangle::new(v0, v1, v2))
+}
+
+/// [`ray_triangle`] on a [`PreparedTriangle`].
+#[inline]
+pub fn ray_triangle_prepared(origin: Vec3, dir: Vec3, tri: &PreparedTriangle) -> Option<TriangleLineHit> {
+    let PreparedTriangle { v0, e1, e2, parallel_limit } = *tri;
     let p = dir.cross(e2);
     let det = e1.dot(p);
     // Relative test: det = |dir| |e1 x e2| cos(angle between dir and the normal).
-    if det.abs() <= PARALLEL_EPS * e1.cross(e2).length() {
+    if det.abs() <= parallel_limit {
         return None;
     }
     let inv = 1.0 / det;

@@ -12,7 +12,7 @@ mod trace_bvh;
 mod walk_iterative;
 
 pub use trace_brute::trace_brute;
-pub use trace_bvh::{safe_recip, trace_bvh};
+pub use trace_bvh::{safe_recip, trace_bvh, trace_bvh_stackless};
 pub use walk_iterative::{Walk, WalkOutcome, walk};
 
 use glam::Vec3;
@@ -76,23 +76,23 @@ pub(crate) fn test_triangle(
     best_fwd: &mut (f32, u32),
     best_back: &mut (f32, u32),
 ) {
-    let t = mesh.triangles()[tri as usize];
-    if skip_vertex != NO_SKIP && t.contains(&skip_vertex) {
+    if skip_vertex != NO_SKIP && mesh.triangles()[tri as usize].contains(&skip_vertex) {
         return;
     }
-    let p = mesh.positions();
-    let Some(h) = crate::ray::ray_triangle(ray.origin, ray.dir, p[t[0] as usize], p[t[1] as usize], p[t[2] as usize])
-    else {
+    let Some(h) = crate::ray::ray_triangle_prepared(ray.origin, ray.dir, &mesh.prepared_triangles()[tri as usize]) else {
         return;
     };
+    // Among hits at the same distance (a line through a shared edge or vertex) the lowest triangle
+    // index wins, whatever order the tracer visits them in; the limits themselves count as reached
+    // (`NO_SKIP` is above every index).
     match crate::ray::locate(&h) {
         crate::ray::Location::Hit => {
-            if h.t < best_fwd.0 || (best_fwd.1 == NO_SKIP && h.t <= best_fwd.0) {
+            if h.t < best_fwd.0 || (h.t == best_fwd.0 && tri < best_fwd.1) {
                 *best_fwd = (h.t, tri);
             }
         }
         crate::ray::Location::Behind => {
-            if -h.t < best_back.0 || (best_back.1 == NO_SKIP && -h.t <= best_back.0) {
+            if -h.t < best_back.0 || (-h.t == best_back.0 && tri < best_back.1) {
                 *best_back = (-h.t, tri);
             }
         }

@@ -26,9 +26,76 @@ fn slab(node: &BvhNode, origin: Vec3A, inv_dir: Vec3A) -> (f32, f32) {
     (t1.min(t2).max_element(), t1.max(t2).min_element())
 }
 
+/// Node boxes one ordered traversal keeps pending; a deeper hierarchy (a degenerate build) is
+/// traced with [`trace_bvh_stackless`] instead.
+const STACK: usize = 64;
+
 /// Traces the line through `ray` against `mesh` with its BVH. See
 /// [`TracerKind::trace_line`](crate::TracerKind::trace_line).
+///
+/// The CPU traversal is ordered: of an internal node's two children, the one whose interval on the
+/// line lies nearer the origin is opened first and the other is kept on a small stack, so the
+/// nearest hits on both sides tend to come first and shrink the interval that later boxes must
+/// meet. The hits are those of [`trace_bvh_stackless`] (the GPU's order): among hits at the same
+/// distance, the lowest triangle index wins, which is the first one a pre-order traversal meets.
 pub fn trace_bvh(mesh: &RtcdMesh, ray: &Ray, back: f32, fwd: f32, skip_vertex: u32) -> LineHits {
+    let mut best_fwd = (fwd, NO_SKIP);
+    let mut best_back = (back, NO_SKIP);
+    let nodes = mesh.bvh();
+    let inv_dir = Vec3A::from(safe_recip(ray.dir));
+    let origin = Vec3A::from(ray.origin);
+    let Some(root) = nodes.first() else { return finish(mesh, ray, best_fwd, best_back) };
+    // Whether an interval still meets `[-best_back, best_fwd]`, and how far it lies from the origin.
+    let open = |(near, far): (f32, f32), best_fwd: f32, best_back: f32| near <= far && near <= best_fwd && far >= -best_back;
+    let from_origin = |(near, far): (f32, f32)| near.max(-far).max(0.0);
+    let mut stack = arrayvec::ArrayVec::<(u32, (f32, f32)), STACK>::new();
+    let mut current = open(slab(root, origin, inv_dir), fwd, back).then_some(0u32);
+    loop {
+        let i = match current {
+            Some(i) => i,
+            // The nearest pending node that the hits found since it was pushed have not ruled out.
+            None => match stack.pop() {
+                Some((j, interval)) => {
+                    if open(interval, best_fwd.0, best_back.0) {
+                        current = Some(j);
+                    }
+                    continue;
+                }
+                None => break,
+            },
+        };
+        let node = &nodes[i as usize];
+        match node.leaf_range() {
+            Some((first, count)) => {
+                for tri in first..first + count {
+                    test_triangle(mesh, ray, tri, skip_vertex, &mut best_fwd, &mut best_back);
+                }
+                current = None;
+            }
+            None => {
+                let (a, b) = (i + 1, nodes[i as usize + 1].miss);
+                let (ia, ib) = (slab(&nodes[a as usize], origin, inv_dir), slab(&nodes[b as usize], origin, inv_dir));
+                current = match (open(ia, best_fwd.0, best_back.0), open(ib, best_fwd.0, best_back.0)) {
+                    (true, true) => {
+                        let (near, far) = if from_origin(ia) <= from_origin(ib) { ((a, ia), (b, ib)) } else { ((b, ib), (a, ia)) };
+                        if stack.try_push(far).is_err() {
+                            return trace_bvh_stackless(mesh, ray, back, fwd, skip_vertex);
+                        }
+                        Some(near.0)
+                    }
+                    (true, false) => Some(a),
+                    (false, true) => Some(b),
+                    (false, false) => None,
+                };
+            }
+        }
+    }
+    finish(mesh, ray, best_fwd, best_back)
+}
+
+/// [`trace_bvh`] in the stackless pre-order of the hierarchy (one loop following miss links), the
+/// order of the WGSL tracer.
+pub fn trace_bvh_stackless(mesh: &RtcdMesh, ray: &Ray, back: f32, fwd: f32, skip_vertex: u32) -> LineHits {
     let mut best_fwd = (fwd, NO_SKIP);
     let mut best_back = (back, NO_SKIP);
     let nodes = mesh.bvh();

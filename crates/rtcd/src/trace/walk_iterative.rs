@@ -9,7 +9,7 @@
 use super::Hit;
 use crate::{
     mesh::{NO_NEIGHBOR, RtcdMesh},
-    ray::{Location, Ray, locate, ray_triangle},
+    ray::{Location, Ray, locate, ray_triangle_prepared},
 };
 
 /// How a walk ended.
@@ -35,15 +35,13 @@ pub struct Walk {
 
 /// Walks `mesh` from triangle `start` along the line of `ray` (both in the mesh's frame).
 pub fn walk(mesh: &RtcdMesh, ray: &Ray, start: u32, max_it: u32) -> Walk {
-    let p = mesh.positions();
+    let prepared = mesh.prepared_triangles();
     let mut tri = start;
     for step in 1..=max_it.max(1) {
-        if tri as usize >= mesh.triangles().len() {
+        let Some(t) = prepared.get(tri as usize) else {
             return Walk { outcome: WalkOutcome::Miss, steps: step };
-        }
-        let t = mesh.triangles()[tri as usize];
-        let Some(h) = ray_triangle(ray.origin, ray.dir, p[t[0] as usize], p[t[1] as usize], p[t[2] as usize])
-        else {
+        };
+        let Some(h) = ray_triangle_prepared(ray.origin, ray.dir, t) else {
             return Walk { outcome: WalkOutcome::Miss, steps: step };
         };
         match locate(&h) {
