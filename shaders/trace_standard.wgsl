@@ -43,9 +43,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
             }
             var out = EntryHit(NONE, 0.0, OUTCOME_NONE | (RAY_STANDARD << 2u) | (e.dir << 4u), e.index);
             if (is_candidate(v.p.xyz, region_min, region_max)) {
-                atomicAdd(&traced, 1u);
                 let q = from_to_q(pair, e.dir);
                 let o = transform_point(q, from_to_t(pair, e.dir), v.p.xyz);
+                // The reach box of the hit mesh (rtcd::detect::reach_box): outside it a ray leaves
+                // no record, and is not traced.
+                var reach_min = pair.reach_b_min;
+                var reach_max = pair.reach_b_max;
+                if (e.dir == 1u) {
+                    reach_min = pair.reach_a_min;
+                    reach_max = pair.reach_a_max;
+                }
+                if (is_candidate(o, reach_min, reach_max)) {
+                atomicAdd(&traced, 1u);
                 let d = quat_rotate(q, -v.n.xyz);
                 let to = to_mesh(pair, e.dir);
                 let back = select(0.0, params.culling_dist, params.prediction != 0u);
@@ -65,6 +74,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                     t = -hits.back_t;
                 }
                 out = EntryHit(tri, t, outcome | (RAY_STANDARD << 2u) | (e.dir << 4u), e.index);
+                }
             }
             entries[i] = out;
         }

@@ -89,6 +89,12 @@ struct Pair {
     region_a_max: vec4<f32>,
     region_b_min: vec4<f32>,
     region_b_max: vec4<f32>,
+    // Reach boxes (rtcd::detect::reach_box): shape 1's in its frame (direction 1's rays start in it or
+    // are skipped), shape 2's in its frame (direction 0's); ±f32::MAX for an open mesh.
+    reach_a_min: vec4<f32>,
+    reach_a_max: vec4<f32>,
+    reach_b_min: vec4<f32>,
+    reach_b_max: vec4<f32>,
     mesh_a: MeshRef,
     mesh_b: MeshRef,
     // Pair-table slot holding this pair's state.

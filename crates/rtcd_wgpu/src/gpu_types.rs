@@ -70,6 +70,15 @@ pub struct GpuPair {
     pub region_b_min: [f32; 4],
     /// See `region_b_min`.
     pub region_b_max: [f32; 4],
+    /// Reach box of shape 1's mesh (its frame; `rtcd::detect::reach_box`): direction 1's rays start
+    /// in it or are skipped. ±`f32::MAX` (no skip) for an open mesh.
+    pub reach_a_min: [f32; 4],
+    /// See `reach_a_min`.
+    pub reach_a_max: [f32; 4],
+    /// Reach box of shape 2's mesh (its frame): direction 0's rays start in it or are skipped.
+    pub reach_b_min: [f32; 4],
+    /// See `reach_b_min`.
+    pub reach_b_max: [f32; 4],
     /// Shape 1's mesh.
     pub mesh_a: GpuMeshRef,
     /// Shape 2's mesh.

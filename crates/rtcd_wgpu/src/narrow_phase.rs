@@ -22,8 +22,9 @@ use rayon::prelude::*;
 use rtcd::{
     BackendError, ContactCandidate, FeatureId, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind,
     RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
+    aabb::Aabb,
     contact::{ReduceScratch, reduce_manifolds_with},
-    detect::{candidate_region, needs_standard_trace, separation_before_trace, separation_for_reach},
+    detect::{candidate_region, needs_standard_trace, reach_box, separation_before_trace, separation_for_reach},
     narrow_phase::{RayDebug, RayOutcome},
 };
 use rustc_hash::FxHashSet;
@@ -369,6 +370,9 @@ impl GpuNarrowPhase {
             let pos21 = p.pos12.inverse();
             let r0 = candidate_region(p.mesh1, p.mesh2, &pos21, params.candidate_extension());
             let r1 = candidate_region(p.mesh2, p.mesh1, &p.pos12, params.candidate_extension());
+            let open = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
+            let (reach1, reach2) =
+                (reach_box(p.mesh1, &params).unwrap_or(open), reach_box(p.mesh2, &params).unwrap_or(open));
             if standard {
                 let m = self.table.mirror_mut(a.slot);
                 m.reference = Some(p.pos12);
@@ -387,6 +391,10 @@ impl GpuNarrowPhase {
                 region_a_max: vec4(r0.max, 0.0),
                 region_b_min: vec4(r1.min, 0.0),
                 region_b_max: vec4(r1.max, 0.0),
+                reach_a_min: vec4(reach1.min, 0.0),
+                reach_a_max: vec4(reach1.max, 0.0),
+                reach_b_min: vec4(reach2.min, 0.0),
+                reach_b_max: vec4(reach2.max, 0.0),
                 mesh_a: m1,
                 mesh_b: m2,
                 slot: a.slot,

@@ -1,6 +1,6 @@
 //! End to end: a 100-tick scripted scene (12 concave meshes drifting into and out of contact, pairs
 //! entering and leaving the broad phase) gives the same per-pair manifolds on both backends.
-//! Tolerance: same manifold count and point count per pair, same feature ids, normals within 1e-5,
+//! Tolerance: same ray counts per tick, same manifold count and point count per pair, same feature ids, normals within 1e-5,
 //! distances within 1e-5.
 
 mod common;
@@ -43,6 +43,9 @@ fn scripted_scene_same_manifolds_on_both_backends() {
         let c = cpu.step(&pairs, &opts);
         let g = gpu.step(&pairs, &opts).unwrap();
         pairs_seen += pairs.len();
+        // Both backends trace the same rays (the standard step's skips included).
+        assert_eq!(c.metrics.standard_rays, g.metrics.standard_rays, "tick {tick}");
+        assert_eq!(c.metrics.iterative_rays, g.metrics.iterative_rays, "tick {tick}");
         for (cp, gp) in c.pairs.iter().zip(&g.pairs) {
             assert_eq!(cp.mode, gp.mode);
             assert_eq!(cp.manifolds.len(), gp.manifolds.len(), "tick {tick} pair {}", cp.key);

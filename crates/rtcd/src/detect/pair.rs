@@ -479,15 +479,18 @@ fn standard_direction(
 }
 
 /// Where in `to`'s own frame a vertex must lie for its ray to leave a record, for a closed `to`:
+/// Where in `to`'s own frame a vertex must lie for its ray to leave a record, for a closed `to`:
 /// `to`'s box grown by the rays' reach ([`ray_reach`]) and a margin of 1e-4 of its diagonal against
 /// rounding. A contact needs the ray's first hit to leave `to` (Hermann's test), so the vertex is
 /// inside the closed mesh, hence inside its box; a prediction needs a hit behind the vertex within
 /// `culling_dist`, so the vertex is that close to a point of `to`'s surface. The candidate region
 /// ([`candidate_region`]) is a box in the other mesh's frame, which holds `to`'s box turned with the
-/// pair and is up to √3 times wider per axis; a standard step skips the candidates outside this one
-/// before tracing them, and finds the same records. `None` (no skip) for an open `to`, where a ray
-/// can meet a back face from anywhere.
-fn reach_box(to: &RtcdMesh, params: &RtcdParams) -> Option<Aabb> {
+/// pair and is up to √3 times wider per axis; a standard step of either backend skips the candidates
+/// outside this one before tracing them. On a mesh whose surface is consistently oriented it finds
+/// the same records; where a surface folds over itself (a self-intersecting tube) a ray from outside
+/// can meet a back face first, and the box drops that false contact. `None` (no skip) for an open
+/// `to`, where a ray can meet a back face from anywhere.
+pub fn reach_box(to: &RtcdMesh, params: &RtcdParams) -> Option<Aabb> {
     let b = to.aabb();
     to.is_closed().then(|| b.extended(ray_reach(params) + 1e-4 * b.extents().length()))
 }
