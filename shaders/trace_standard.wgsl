@@ -54,26 +54,26 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                     reach_max = pair.reach_a_max;
                 }
                 if (is_candidate(o, reach_min, reach_max)) {
-                atomicAdd(&traced, 1u);
-                let d = quat_rotate(q, -v.n.xyz);
-                let to = to_mesh(pair, e.dir);
-                let back = select(0.0, params.culling_dist, params.prediction != 0u);
+                    atomicAdd(&traced, 1u);
+                    let d = quat_rotate(q, -v.n.xyz);
+                    let to = to_mesh(pair, e.dir);
+                    let back = select(0.0, params.culling_dist, params.prediction != 0u);
 #ifdef TRACER_BVH
-                let hits = trace_bvh(to, o, d, back, v.p.w);
+                    let hits = trace_bvh(to, o, d, back, v.p.w);
 #else
-                let hits = trace_brute(to, o, d, back, v.p.w);
+                    let hits = trace_brute(to, o, d, back, v.p.w);
 #endif
-                var outcome = OUTCOME_REJECTED;
-                var tri = hits.fwd_tri;
-                var t = select(0.0, hits.fwd_t, hits.fwd_tri != NONE);
-                if (hits.fwd_tri != NONE && contact_valid(d, triangle_normal(to, hits.fwd_tri), hits.fwd_t, v.p.w)) {
-                    outcome = OUTCOME_CONTACT;
-                } else if (hits.back_tri != NONE && prediction_valid(d, triangle_normal(to, hits.back_tri), -hits.back_t, params.culling_dist)) {
-                    outcome = OUTCOME_PREDICTION;
-                    tri = hits.back_tri;
-                    t = -hits.back_t;
-                }
-                out = EntryHit(tri, t, outcome | (RAY_STANDARD << 2u) | (e.dir << 4u), e.index);
+                    var outcome = OUTCOME_REJECTED;
+                    var tri = hits.fwd_tri;
+                    var t = select(0.0, hits.fwd_t, hits.fwd_tri != NONE);
+                    if (hits.fwd_tri != NONE && contact_valid(d, triangle_normal(to, hits.fwd_tri), hits.fwd_t, v.p.w)) {
+                        outcome = OUTCOME_CONTACT;
+                    } else if (hits.back_tri != NONE && prediction_valid(d, triangle_normal(to, hits.back_tri), -hits.back_t, params.culling_dist)) {
+                        outcome = OUTCOME_PREDICTION;
+                        tri = hits.back_tri;
+                        t = -hits.back_t;
+                    }
+                    out = EntryHit(tri, t, outcome | (RAY_STANDARD << 2u) | (e.dir << 4u), e.index);
                 }
             }
             entries[i] = out;

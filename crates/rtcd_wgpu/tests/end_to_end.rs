@@ -1,7 +1,7 @@
 //! End to end: a 100-tick scripted scene (12 concave meshes drifting into and out of contact, pairs
 //! entering and leaving the broad phase) gives the same per-pair manifolds on both backends.
-//! Tolerance: same ray counts per tick, same manifold count and point count per pair, same feature ids, normals within 1e-5,
-//! distances within 1e-5.
+//! Tolerance: same ray counts per tick, same manifold count and point count per pair, same feature
+//! ids, normals within 1e-5, distances within 1e-5.
 
 mod common;
 

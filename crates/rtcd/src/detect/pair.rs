@@ -479,7 +479,6 @@ fn standard_direction(
 }
 
 /// Where in `to`'s own frame a vertex must lie for its ray to leave a record, for a closed `to`:
-/// Where in `to`'s own frame a vertex must lie for its ray to leave a record, for a closed `to`:
 /// `to`'s box grown by the rays' reach ([`ray_reach`]) and a margin of 1e-4 of its diagonal against
 /// rounding. A contact needs the ray's first hit to leave `to` (Hermann's test), so the vertex is
 /// inside the closed mesh, hence inside its box; a prediction needs a hit behind the vertex within
