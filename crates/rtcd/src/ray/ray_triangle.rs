@@ -8,7 +8,7 @@
 //! Barycentric convention: the hit point is `(1 - u - v) * v0 + u * v1 + v * v2`. Edges are numbered
 //! `0 = (v0, v1)`, `1 = (v1, v2)`, `2 = (v2, v0)`, the same numbering as the mesh adjacency.
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 
 /// Tolerance on barycentric coordinates: a point within this margin of an edge counts as inside, so a
 /// ray through a shared edge hits one of the two triangles instead of falling between them.
@@ -34,15 +34,16 @@ pub struct TriangleLineHit {
 /// the parallel test. Meshes keep one per triangle ([`RtcdMesh::prepared_triangles`](crate::RtcdMesh::prepared_triangles)),
 /// so the tracers' hot loops read one record instead of three indexed vertices and skip a cross
 /// product and a square root per test; [`ray_triangle`] and [`ray_triangle_prepared`] give the same
-/// bits.
+/// bits. The vectors are kept as `Vec3A` so the test runs in SIMD lanes; each of its dot and cross
+/// products adds the same products in the same order as `Vec3`'s, so the bits do not change.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PreparedTriangle {
     /// `v0`.
-    pub v0: Vec3,
+    pub v0: Vec3A,
     /// `v1 - v0`.
-    pub e1: Vec3,
+    pub e1: Vec3A,
     /// `v2 - v0`.
-    pub e2: Vec3,
+    pub e2: Vec3A,
     /// `PARALLEL_EPS * |e1 × e2|`: lines with `|det|` at or under it count as parallel.
     pub parallel_limit: f32,
 }
@@ -53,7 +54,7 @@ impl PreparedTriangle {
     pub fn new(v0: Vec3, v1: Vec3, v2: Vec3) -> Self {
         let e1 = v1 - v0;
         let e2 = v2 - v0;
-        Self { v0, e1, e2, parallel_limit: PARALLEL_EPS * e1.cross(e2).length() }
+        Self { v0: v0.into(), e1: e1.into(), e2: e2.into(), parallel_limit: PARALLEL_EPS * e1.cross(e2).length() }
     }
 }
 
@@ -67,6 +68,7 @@ pub fn ray_triangle(origin: Vec3, dir: Vec3, v0: Vec3, v1: Vec3, v2: Vec3) -> Op
 #[inline]
 pub fn ray_triangle_prepared(origin: Vec3, dir: Vec3, tri: &PreparedTriangle) -> Option<TriangleLineHit> {
     let PreparedTriangle { v0, e1, e2, parallel_limit } = *tri;
+    let (origin, dir) = (Vec3A::from(origin), Vec3A::from(dir));
     let p = dir.cross(e2);
     let det = e1.dot(p);
     // Relative test: det = |dir| |e1 x e2| cos(angle between dir and the normal).
