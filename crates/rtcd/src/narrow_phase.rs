@@ -1,7 +1,7 @@
 //! The narrow phase over many pairs at once, in parallel with rayon, with per-pair iterative state
 //! kept between steps and freed for pairs that leave.
 
-use std::{fmt, time::Instant};
+use std::{collections::LinkedList, fmt, time::Instant};
 
 use glam::Vec3;
 use rayon::prelude::*;
@@ -11,7 +11,7 @@ use crate::{
     contact::{ContactCandidate, ContactManifold},
     detect::{
         PairState, RayKind,
-        pair::{PairResult, Scratch, detect_pair, is_quiet_step},
+        pair::{PairResult, Scratch, detect_pair, is_quiet_step, takes_standard_step},
     },
     error::PairError,
     mesh::RtcdMesh,
@@ -446,41 +446,76 @@ impl NarrowPhase {
         let params = self.params;
         let results = &mut self.results.0;
         results.clear();
-        let run = |i: u32, slot: &mut Slot| {
+        let run = |i: u32, slot: &mut Slot, sum: &mut StepMetrics| {
             let p = &pairs[i as usize];
-            if is_quiet_step(p, &slot.state, &params, opts) {
+            let standard = takes_standard_step(p, &slot.state, &params, opts);
+            if is_quiet_step(&slot.state, standard, opts) {
                 slot.state.steps_since_standard += 1;
                 return None;
             }
             // Each worker thread's buffers, kept from step to step (detect_pair runs no
             // parallel work, so a thread never re-enters it).
-            Some((i, SCRATCH.with_borrow_mut(|scratch| detect_pair(p, &mut slot.state, &params, opts, scratch))))
+            Some((i, SCRATCH.with_borrow_mut(|scratch| detect_pair(p, &mut slot.state, &params, opts, scratch, standard, sum))))
         };
+        let mut ran_metrics = StepMetrics::default();
         if valid.len() - held_inputs <= SEQUENTIAL_PAIRS {
             // A few pairs (a pile at rest, most pairs held): on this thread, from their slots
             // (`last` begins with the valid pairs, in order), without a pass over every slot.
             for (&i, &(_, s)) in valid.iter().zip(&self.last) {
                 if input_of[s as usize] == i as u32
-                    && let Some(r) = run(i as u32, &mut self.slots[s as usize])
+                    && let Some(r) = run(i as u32, &mut self.slots[s as usize], &mut ran_metrics)
                 {
                     results.push(r);
                 }
             }
         } else {
-            results.par_extend(self.slots.par_iter_mut().zip(input_of.par_iter()).with_min_len(8).filter_map(|(slot, &i)| {
-                if i == NO_INPUT || i == HELD_INPUT || i == FAILED_INPUT {
-                    return None;
-                }
-                run(i, slot)
-            }));
+            // Each worker sums its pairs' figures as it goes; the results carry only the outputs.
+            // (The fold's state is boxed: rayon moves it from pair to pair.)
+            let reduced = self
+                .slots
+                .par_iter_mut()
+                .zip(input_of.par_iter())
+                .with_min_len(8)
+                .fold(
+                    || Box::new((Vec::new(), StepMetrics::default())),
+                    |mut acc, (slot, &i)| {
+                        if i != NO_INPUT
+                            && i != HELD_INPUT
+                            && i != FAILED_INPUT
+                            && let Some(r) = run(i, slot, &mut acc.1)
+                        {
+                            acc.0.push(r);
+                        }
+                        acc
+                    },
+                )
+                .map(|acc| {
+                    let (part, sum) = *acc;
+                    Box::new((LinkedList::from([part]), sum))
+                })
+                .reduce(
+                    || Box::new((LinkedList::new(), StepMetrics::default())),
+                    |mut a, mut b| {
+                        a.0.append(&mut b.0);
+                        a.1.add(&b.1);
+                        a
+                    },
+                );
+            let (parts, sum) = *reduced;
+            for mut part in parts {
+                results.append(&mut part);
+            }
+            ran_metrics = sum;
         }
         for &i in &valid {
             // Overwritten below for the pairs that ran.
             outputs[i].mode = StepMode::Iterative;
         }
         let ran = results.len();
+        metrics.add(&ran_metrics);
         for (i, r) in results.drain(..) {
-            metrics.add(&r.metrics);
+            metrics.cumulative_ray_length += r.ray_length;
+            metrics.cumulative_depth += r.depth;
             let o = &mut outputs[i as usize];
             o.mode = r.mode;
             o.manifolds = r.manifolds;

@@ -120,6 +120,47 @@ fn decision_rules() {
     assert!(needs_standard_trace(Some(&reference(far, false)), &nan, 1.0, 1.0, &params));
 }
 
+/// `needs_standard_trace` tests a cheap bound first (no arctangent, in the frame of the larger
+/// radius too, against the separation left to reach for a record-less pair). Its decisions are
+/// those of the rule itself, `max_displacement` against the threshold and the separation, on
+/// seeded random small motions of a small body next to a large one, in both orders, around the
+/// decision boundaries.
+#[test]
+fn the_cheap_bound_changes_no_decision() {
+    let params = RtcdParams::from_triangle_size(0.05);
+    let nopred = RtcdParams { prediction: false, ..params };
+    let thr = params.displacement_threshold;
+    let starts = random_poses(3, 200, 20.0);
+    let moves = random_poses(4, 200, 0.0);
+    let (mut traced, mut skipped) = (0, 0);
+    for (k, (start, mv)) in starts.iter().zip(&moves).enumerate() {
+        // A motion of 0 to ~3 thresholds: a turn of up to ~0.03 rad and a shift.
+        let scale = (k % 7) as f32 * 0.5;
+        let turn = Quat::from_scaled_axis(mv.rotation.to_scaled_axis().normalize_or_zero() * 0.01 * scale);
+        let shift = mv.translation.normalize_or_zero() * thr * scale * 0.5;
+        let current = Pose::new(start.translation + shift, turn * start.rotation);
+        let (r1, r2) = if k % 2 == 0 { (0.5, 30.0) } else { (30.0, 0.5) };
+        for p in [&params, &nopred] {
+            let reach = if p.prediction { p.culling_dist } else { 0.0 };
+            let d = max_displacement(start, &current, r1, r2);
+            for (separation, has_records) in
+                [(0.0, true), (0.0, false), (d + reach, false), (2.0 * d + reach, false), (f32::INFINITY, false)]
+            {
+                let reference = TraceReference { pose: *start, separation, has_records };
+                let rule = d > thr && (has_records || d >= separation - reach);
+                let got = needs_standard_trace(Some(&reference), &current, r1, r2, p);
+                assert_eq!(got, rule, "pose {k}, d {d}, separation {separation}, records {has_records}");
+                if got {
+                    traced += 1;
+                } else {
+                    skipped += 1;
+                }
+            }
+        }
+    }
+    assert!(traced > 300 && skipped > 300, "{traced} traced, {skipped} skipped");
+}
+
 /// Shape 2 approaches shape 1 from far away. The first step with contacts is the same as with a
 /// standard trace on every step, and the pair is not re-traced while it is provably out of reach.
 #[test]

@@ -6,7 +6,7 @@ mod manifold;
 mod reproject;
 
 pub use manifold::{ReduceScratch, reduce_manifolds, reduce_manifolds_with, reduce_subset_with};
-pub use reproject::{ContactCandidate, RayContact, reproject};
+pub use reproject::{ContactCandidate, RayContact, ray_depth, reproject};
 
 use arrayvec::ArrayVec;
 use glam::Vec3;

@@ -44,6 +44,14 @@ pub struct ContactCandidate {
     pub fid2: FeatureId,
 }
 
+/// The depth of a ray's contact (Eq. 2): `|t| (dir · n)` with `reprojection`, the raw `|t|`
+/// without. For a prediction (`t < 0`) it is the distance [`reproject`] gives the contact, so a
+/// tracer can tell whether a prediction comes within a prediction distance before building it.
+#[inline]
+pub fn ray_depth(t: f32, dir: Vec3, normal: Vec3, reprojection: bool) -> f32 {
+    if reprojection { t.abs() * dir.dot(normal) } else { t.abs() }
+}
+
 /// Turns a ray into a contact in shape 1's frame. `pos12` is shape 2's pose in shape 1's frame.
 ///
 /// With `reprojection`, the separating direction is the hit normal and the depth is `|t| (dir · n)`
@@ -51,11 +59,8 @@ pub struct ContactCandidate {
 pub fn reproject(r: &RayContact, pos12: &Pose, reprojection: bool) -> ContactCandidate {
     // The direction the casting body must move to separate, in the hit mesh's frame: the hit
     // triangle's outward normal (re-projected), or along the ray (raw).
-    let (sep, depth) = if reprojection {
-        (r.normal, r.t.abs() * r.dir.dot(r.normal))
-    } else {
-        (r.dir, r.t.abs())
-    };
+    let sep = if reprojection { r.normal } else { r.dir };
+    let depth = ray_depth(r.t, r.dir, r.normal, reprojection);
     // Penetrating (t >= 0): dist = -depth. Prediction (t < 0): the vertex is outside, dist = +depth.
     let dist = if r.t >= 0.0 { -depth } else { depth };
     if !r.from_shape2 {

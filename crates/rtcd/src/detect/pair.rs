@@ -10,7 +10,7 @@ use super::{PairState, RayKind, RayRecord};
 use crate::{
     aabb::Aabb,
     bvh::BvhNode,
-    contact::{ContactCandidate, ContactManifold, RayContact, ReduceScratch, reduce_manifolds_with, reproject},
+    contact::{ContactCandidate, ContactManifold, RayContact, ReduceScratch, ray_depth, reduce_manifolds_with, reproject},
     mesh::RtcdMesh,
     metrics::{ERROR_DEPTH_TOLERANCE, ErrorMetrics, StepMetrics},
     narrow_phase::{PairInput, RayDebug, RayOutcome, StepMode, StepOptions},
@@ -20,12 +20,18 @@ use crate::{
     trace::{NO_SKIP, WalkOutcome, walk},
 };
 
+/// One pair's output of [`detect_pair`]. Its figures go to the caller's sum, but for the two
+/// floating-point sums, which the caller adds in input order (the same total whatever the
+/// workers' split).
 pub(crate) struct PairResult {
     pub mode: StepMode,
     pub manifolds: Vec<ContactManifold>,
     pub rays: Vec<RayDebug>,
     pub contacts: Vec<ContactCandidate>,
-    pub metrics: StepMetrics,
+    /// [`StepMetrics::cumulative_ray_length`] of the pair.
+    pub ray_length: f64,
+    /// [`StepMetrics::cumulative_depth`] of the pair.
+    pub depth: f64,
 }
 
 /// Per-thread buffers reused from pair to pair, so a step allocates little beyond its output.
@@ -95,19 +101,25 @@ pub fn max_displacement(reference: &Pose, current: &Pose, radius1: f32, radius2:
     in_frame1.min(in_frame2)
 }
 
-/// A cheap sufficient test of `max_displacement(reference, current, _, radius2) <= limit`, without
-/// the inverse poses and the arctangent: the bound in shape 1's frame, with the rotation angle
-/// `2 atan(s / |w|)` (`s`, `w`: the relative quaternion's vector length and scalar) replaced by its
-/// upper bound `2 s / |w|` (`atan x <= x`) and the sum inflated by 1e-5 against rounding. It never
-/// says yes where [`max_displacement`] is above `limit` (the smaller of the two frames' bounds is at
-/// most shape 1's), so deciding with it first changes no decision; at rest, where nearly every pair
-/// is far under the threshold, it spares most pairs the full bound.
+/// A cheap sufficient test of `max_displacement(reference, current, radius1, radius2) <= limit`,
+/// without the arctangent: the bound in shape 1's frame, and when that fails and `radius1` is the
+/// smaller radius, in shape 2's frame (which costs the inverse poses), with the rotation angle
+/// `2 atan(s / |w|)` (`s`, `w`: the relative quaternion's vector length and scalar, the same angle
+/// in both frames) replaced by its upper bound `2 s / |w|` (`atan x <= x`) and each sum inflated
+/// by 1e-5 against rounding. It never says yes where [`max_displacement`] is above `limit` (the
+/// smaller of the two frames' bounds is at most either), so deciding with it first changes no
+/// decision; at rest, where nearly every pair is far under the threshold, it spares most pairs the
+/// full bound, a small body on the large ground box too.
 #[inline]
-fn surely_within(reference: &Pose, current: &Pose, radius2: f32, limit: f32) -> bool {
+fn surely_within(reference: &Pose, current: &Pose, radius1: f32, radius2: f32, limit: f32) -> bool {
     let q = reference.rotation.conjugate() * current.rotation;
     let angle_bound = 2.0 * q.xyz().length() / q.w.abs();
-    let bound = (reference.translation - current.translation).length() + angle_bound * radius2;
-    bound * (1.0 + 1e-5) <= limit
+    let within = |bound: f32| bound * (1.0 + 1e-5) <= limit;
+    within((reference.translation - current.translation).length() + angle_bound * radius2)
+        || (radius1 < radius2 && {
+            let (r21, c21) = (reference.inverse(), current.inverse());
+            within((r21.translation - c21.translation).length() + angle_bound * radius1)
+        })
 }
 
 /// Most node pairs [`separation_bound`] opens per frame before it settles for the bound it has.
@@ -264,7 +276,16 @@ pub fn needs_standard_trace(
     params: &RtcdParams,
 ) -> bool {
     let Some(r) = reference else { return true };
-    if surely_within(&r.pose, pos12, radius2, params.displacement_threshold) {
+    // The cheap test first, against a displacement under which the answer is surely no: the
+    // threshold, or for a record-less pair the gap left to the rays' reach when it is larger (a far
+    // pair then skips the full bound at every step; shrunk by 1e-6 of itself, as that gap must not
+    // be reached).
+    let no_trace_under = if r.has_records {
+        params.displacement_threshold
+    } else {
+        params.displacement_threshold.max((r.separation - ray_reach(params)) * (1.0 - 1e-6))
+    };
+    if surely_within(&r.pose, pos12, radius1, radius2, no_trace_under) {
         return false;
     }
     let d = max_displacement(&r.pose, pos12, radius1, radius2);
@@ -274,16 +295,14 @@ pub fn needs_standard_trace(
     r.has_records || d.is_nan() || d >= r.separation - ray_reach(params)
 }
 
-/// Whether an iterative step of the pair is sure to find nothing, so the caller can skip it: the
-/// pair kept no ray record (nothing to walk from) and [`needs_standard_trace`] says no. The state
-/// of such a step only counts it (`steps_since_standard`); [`detect_pair`] would return no contact.
-pub(crate) fn is_quiet_step(input: &PairInput, state: &PairState, params: &RtcdParams, opts: &StepOptions) -> bool {
-    params.iterative
-        && !opts.force_standard
-        && !opts.measure_errors
-        && state.mesh_ids == (input.mesh1.id(), input.mesh2.id())
-        && state.records.iter().all(Vec::is_empty)
-        && !needs_standard_trace(
+/// Whether a step of the pair runs the standard tracer: no iterative algorithm, a forced standard
+/// step, a new pair (its state is for other meshes) or [`needs_standard_trace`]. Decided once per
+/// pair and step, before [`is_quiet_step`] and [`detect_pair`].
+pub(crate) fn takes_standard_step(input: &PairInput, state: &PairState, params: &RtcdParams, opts: &StepOptions) -> bool {
+    !params.iterative
+        || opts.force_standard
+        || state.mesh_ids != (input.mesh1.id(), input.mesh2.id())
+        || needs_standard_trace(
             state.trace_reference().as_ref(),
             &input.pos12,
             input.mesh1.max_radius(),
@@ -292,12 +311,24 @@ pub(crate) fn is_quiet_step(input: &PairInput, state: &PairState, params: &RtcdP
         )
 }
 
+/// Whether an iterative step of the pair is sure to find nothing, so the caller can skip it: the
+/// pair kept no ray record (nothing to walk from) and takes no standard step (`standard`, from
+/// [`takes_standard_step`]). The state of such a step only counts it (`steps_since_standard`);
+/// [`detect_pair`] would return no contact.
+pub(crate) fn is_quiet_step(state: &PairState, standard: bool, opts: &StepOptions) -> bool {
+    !standard && !opts.measure_errors && state.records.iter().all(Vec::is_empty)
+}
+
+/// One step of one pair; `standard` from [`takes_standard_step`] on the same input and state. The
+/// pair's figures are added to `sum` (a worker's share of the step's [`StepMetrics`]).
 pub(crate) fn detect_pair(
     input: &PairInput,
     state: &mut PairState,
     params: &RtcdParams,
     opts: &StepOptions,
     scratch: &mut Scratch,
+    standard: bool,
+    sum: &mut StepMetrics,
 ) -> PairResult {
     let ids = (input.mesh1.id(), input.mesh2.id());
     let mut metrics = StepMetrics { pairs: 1, ..Default::default() };
@@ -306,10 +337,6 @@ pub(crate) fn detect_pair(
         metrics.new_pairs = 1;
         *state = PairState { mesh_ids: ids, ..Default::default() };
     }
-    let (radius1, radius2) = (input.mesh1.max_radius(), input.mesh2.max_radius());
-    let standard = !params.iterative
-        || opts.force_standard
-        || needs_standard_trace(state.trace_reference().as_ref(), &input.pos12, radius1, radius2, params);
     let mode = if standard { StepMode::Standard } else { StepMode::Iterative };
     // A standard trace of a pair without records: first the separation bound, and no trace when it
     // puts the meshes out of the rays' reach (it would find nothing; the records stay empty).
@@ -333,9 +360,25 @@ pub(crate) fn detect_pair(
         if separated {
             records.clear();
         } else if standard {
-            standard_direction(dir, params, &mut metrics, opts.record_rays.then_some(&mut rays), &mut scratch.contacts, records);
+            standard_direction(
+                dir,
+                params,
+                opts.prediction_distance,
+                &mut metrics,
+                opts.record_rays.then_some(&mut rays),
+                &mut scratch.contacts,
+                records,
+            );
         } else {
-            iterative_direction(dir, records, params, &mut metrics, opts.record_rays.then_some(&mut rays), &mut scratch.contacts);
+            iterative_direction(
+                dir,
+                records,
+                params,
+                opts.prediction_distance,
+                &mut metrics,
+                opts.record_rays.then_some(&mut rays),
+                &mut scratch.contacts,
+            );
         }
         if opts.measure_errors {
             let (e, theirs) = compare_with_standard(dir, params, &scratch.contacts[first..]);
@@ -371,7 +414,7 @@ pub(crate) fn detect_pair(
     }
 
     // Re-projection and reduction. Penetrating rays always; predictions within the prediction
-    // distance become speculative contacts (positive distance).
+    // distance become speculative contacts (positive distance): the tracers pushed only those.
     scratch.candidates.clear();
     for c in &scratch.contacts {
         let cand = reproject(c, &input.pos12, params.reprojection);
@@ -393,10 +436,15 @@ pub(crate) fn detect_pair(
     metrics.manifolds = manifolds.len() as u64;
     metrics.manifold_points = manifolds.iter().map(|m| m.points.len() as u64).sum();
     metrics.prediction_records = state.records.iter().flatten().filter(|r| !r.in_contact).count() as u64;
-    PairResult { mode, manifolds, rays, contacts: kept, metrics }
+    let (ray_length, depth) = (metrics.cumulative_ray_length, metrics.cumulative_depth);
+    (metrics.cumulative_ray_length, metrics.cumulative_depth) = (0.0, 0.0);
+    sum.add(&metrics);
+    PairResult { mode, manifolds, rays, contacts: kept, ray_length, depth }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Records a ray for the overlay when `rays` is there; nothing else (the tracers call it for every
+/// ray, so it stays inline and the recording out of line).
+#[inline(always)]
 fn push_debug(
     rays: &mut Option<&mut Vec<RayDebug>>,
     dir: &Direction,
@@ -407,20 +455,34 @@ fn push_debug(
     outcome: RayOutcome,
 ) {
     if let Some(rays) = rays {
-        // Shape 1's frame: identity for shape-1 rays' `from`, `from_to` maps shape 2 → shape 1.
-        let to_shape1 = if dir.from_shape2 { Pose::IDENTITY } else { dir.from_to.inverse() };
-        let (triangle, t) = hit.unwrap_or((u32::MAX, 0.0));
-        rays.push(RayDebug {
-            origin: to_shape1.transform_point(ray.origin),
-            end: to_shape1.transform_point(ray.at(t)),
-            kind,
-            outcome,
-            from_shape2: dir.from_shape2,
-            vertex,
-            triangle,
-            t,
-        });
+        record_ray(rays, dir, vertex, ray, hit, kind, outcome);
     }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn record_ray(
+    rays: &mut Vec<RayDebug>,
+    dir: &Direction,
+    vertex: u32,
+    ray: &Ray,
+    hit: Option<(u32, f32)>,
+    kind: RayKind,
+    outcome: RayOutcome,
+) {
+    // Shape 1's frame: identity for shape-1 rays' `from`, `from_to` maps shape 2 → shape 1.
+    let to_shape1 = if dir.from_shape2 { Pose::IDENTITY } else { dir.from_to.inverse() };
+    let (triangle, t) = hit.unwrap_or((u32::MAX, 0.0));
+    rays.push(RayDebug {
+        origin: to_shape1.transform_point(ray.origin),
+        end: to_shape1.transform_point(ray.at(t)),
+        kind,
+        outcome,
+        from_shape2: dir.from_shape2,
+        vertex,
+        triangle,
+        t,
+    });
 }
 
 fn contact_of(dir: &Direction, v: u32, ray: &Ray, triangle: u32, t: f32, normal: Vec3) -> RayContact {
@@ -428,10 +490,12 @@ fn contact_of(dir: &Direction, v: u32, ray: &Ray, triangle: u32, t: f32, normal:
 }
 
 /// Standard tracing of one direction: every candidate vertex, both sides of the line at once.
-/// Replaces `records`; appends contacts (and predictions, `t < 0`) to `contacts`.
+/// Replaces `records`; appends contacts, and the predictions (`t < 0`) whose [`ray_depth`] is at
+/// most `speculative` (those that become speculative contacts), to `contacts`.
 fn standard_direction(
     dir: &Direction,
     params: &RtcdParams,
+    speculative: f32,
     metrics: &mut StepMetrics,
     mut rays: Option<&mut Vec<RayDebug>>,
     contacts: &mut Vec<RayContact>,
@@ -467,7 +531,9 @@ fn standard_direction(
             // Not in collision: the opposite ray's hit on the other body's outside, within
             // `culling_dist`, is kept as a prediction (2014 §3.1).
             (_, Some(b)) if b.from_inside => {
-                contacts.push(contact_of(dir, v, &ray, b.triangle, b.t, b.normal));
+                if ray_depth(b.t, ray.dir, b.normal, params.reprojection) <= speculative {
+                    contacts.push(contact_of(dir, v, &ray, b.triangle, b.t, b.normal));
+                }
                 records.push(RayRecord { vertex: v, triangle: b.triangle, in_contact: false });
                 push_debug(&mut rays, dir, v, &ray, Some((b.triangle, b.t)), RayKind::Standard, RayOutcome::Prediction);
             }
@@ -496,11 +562,13 @@ pub fn reach_box(to: &RtcdMesh, params: &RtcdParams) -> Option<Aabb> {
 
 /// Iterative tracing of one direction: walks from last step's records only (2013 §3.4: vertices
 /// entering contact between standard steps are found by predictions, or at the next standard step).
-/// Updates `records` in place (lost rays are removed); appends to `contacts`.
+/// Updates `records` in place (lost rays are removed); appends to `contacts` as
+/// [`standard_direction`] does.
 fn iterative_direction(
     dir: &Direction,
     records: &mut Vec<RayRecord>,
     params: &RtcdParams,
+    speculative: f32,
     metrics: &mut StepMetrics,
     mut rays: Option<&mut Vec<RayDebug>>,
     contacts: &mut Vec<RayContact>,
@@ -526,7 +594,9 @@ fn iterative_direction(
                 push_debug(&mut rays, dir, r.vertex, &ray, Some((h.triangle, h.t)), kind, RayOutcome::Contact);
             }
             WalkOutcome::Prediction(h) if params.prediction && h.from_inside && -h.t <= params.culling_dist => {
-                contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
+                if ray_depth(h.t, ray.dir, h.normal, params.reprojection) <= speculative {
+                    contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
+                }
                 records[kept] = RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: false };
                 kept += 1;
                 push_debug(&mut rays, dir, r.vertex, &ray, Some((h.triangle, h.t)), kind, RayOutcome::Prediction);
@@ -547,7 +617,7 @@ fn compare_with_standard(dir: &Direction, params: &RtcdParams, ours: &[RayContac
     reference.iterative = false;
     let mut scratch = StepMetrics::default();
     let (mut theirs, mut records) = (Vec::new(), Vec::new());
-    standard_direction(dir, &reference, &mut scratch, None, &mut theirs, &mut records);
+    standard_direction(dir, &reference, f32::NEG_INFINITY, &mut scratch, None, &mut theirs, &mut records);
     let depth = |c: &RayContact| c.t * c.dir.dot(c.normal);
     let theirs: HashMap<u32, &RayContact> = theirs.iter().filter(|c| c.t >= 0.0).map(|c| (c.vertex, c)).collect();
     let ours: HashMap<u32, &RayContact> = ours.iter().filter(|c| c.t >= 0.0).map(|c| (c.vertex, c)).collect();
@@ -608,7 +678,7 @@ mod tests {
             let input = PairInput::new(crate::PairKey::new(1, 2), a, b, Pose::new(t, q));
             for dir in Direction::both(&input) {
                 let (mut contacts, mut records) = (Vec::new(), Vec::new());
-                standard_direction(&dir, &params, &mut StepMetrics::default(), None, &mut contacts, &mut records);
+                standard_direction(&dir, &params, f32::INFINITY, &mut StepMetrics::default(), None, &mut contacts, &mut records);
                 // Every vertex of the region traced, with the same rules.
                 let region = dir.candidate_region(params.candidate_extension());
                 let back = if params.prediction { params.culling_dist } else { 0.0 };
