@@ -1,7 +1,7 @@
 //! The narrow phase over many pairs at once, in parallel with rayon, with per-pair iterative state
 //! kept between steps and freed for pairs that leave.
 
-use std::{collections::LinkedList, fmt, time::Instant};
+use std::{fmt, time::Instant};
 
 use glam::Vec3;
 use rayon::prelude::*;
@@ -470,42 +470,31 @@ impl NarrowPhase {
             }
         } else {
             // Each worker sums its pairs' figures as it goes; the results carry only the outputs.
-            // (The fold's state is boxed: rayon moves it from pair to pair.)
-            let reduced = self
+            // The workers' parts come back in slot order (the fold's state is boxed: rayon moves it
+            // from pair to pair).
+            let parts: Vec<_> = self
                 .slots
                 .par_iter_mut()
                 .zip(input_of.par_iter())
                 .with_min_len(8)
                 .fold(
                     || Box::new((Vec::new(), StepMetrics::default())),
-                    |mut acc, (slot, &i)| {
+                    |mut part, (slot, &i)| {
                         if i != NO_INPUT
                             && i != HELD_INPUT
                             && i != FAILED_INPUT
-                            && let Some(r) = run(i, slot, &mut acc.1)
+                            && let Some(r) = run(i, slot, &mut part.1)
                         {
-                            acc.0.push(r);
+                            part.0.push(r);
                         }
-                        acc
+                        part
                     },
                 )
-                .map(|acc| {
-                    let (part, sum) = *acc;
-                    Box::new((LinkedList::from([part]), sum))
-                })
-                .reduce(
-                    || Box::new((LinkedList::new(), StepMetrics::default())),
-                    |mut a, mut b| {
-                        a.0.append(&mut b.0);
-                        a.1.add(&b.1);
-                        a
-                    },
-                );
-            let (parts, sum) = *reduced;
+                .collect();
             for mut part in parts {
-                results.append(&mut part);
+                results.append(&mut part.0);
+                ran_metrics.add(&part.1);
             }
-            ran_metrics = sum;
         }
         for &i in &valid {
             // Overwritten below for the pairs that ran.

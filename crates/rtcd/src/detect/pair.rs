@@ -442,8 +442,9 @@ pub(crate) fn detect_pair(
     PairResult { mode, manifolds, rays, contacts: kept, ray_length, depth }
 }
 
-/// Records a ray for the overlay when `rays` is there; nothing else (the tracers call it for every
-/// ray, so it stays inline and the recording out of line).
+/// Records a ray for the overlay when `rays` is there. The tracers call it for every ray: inlined,
+/// it costs them one test when nothing is recorded.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn push_debug(
     rays: &mut Option<&mut Vec<RayDebug>>,
@@ -455,34 +456,20 @@ fn push_debug(
     outcome: RayOutcome,
 ) {
     if let Some(rays) = rays {
-        record_ray(rays, dir, vertex, ray, hit, kind, outcome);
+        // Shape 1's frame: identity for shape-1 rays' `from`, `from_to` maps shape 2 → shape 1.
+        let to_shape1 = if dir.from_shape2 { Pose::IDENTITY } else { dir.from_to.inverse() };
+        let (triangle, t) = hit.unwrap_or((u32::MAX, 0.0));
+        rays.push(RayDebug {
+            origin: to_shape1.transform_point(ray.origin),
+            end: to_shape1.transform_point(ray.at(t)),
+            kind,
+            outcome,
+            from_shape2: dir.from_shape2,
+            vertex,
+            triangle,
+            t,
+        });
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-fn record_ray(
-    rays: &mut Vec<RayDebug>,
-    dir: &Direction,
-    vertex: u32,
-    ray: &Ray,
-    hit: Option<(u32, f32)>,
-    kind: RayKind,
-    outcome: RayOutcome,
-) {
-    // Shape 1's frame: identity for shape-1 rays' `from`, `from_to` maps shape 2 → shape 1.
-    let to_shape1 = if dir.from_shape2 { Pose::IDENTITY } else { dir.from_to.inverse() };
-    let (triangle, t) = hit.unwrap_or((u32::MAX, 0.0));
-    rays.push(RayDebug {
-        origin: to_shape1.transform_point(ray.origin),
-        end: to_shape1.transform_point(ray.at(t)),
-        kind,
-        outcome,
-        from_shape2: dir.from_shape2,
-        vertex,
-        triangle,
-        t,
-    });
 }
 
 fn contact_of(dir: &Direction, v: u32, ray: &Ray, triangle: u32, t: f32, normal: Vec3) -> RayContact {
