@@ -5,7 +5,9 @@
 use glam::{Quat, Vec3};
 use rtcd::{
     NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepMode, StepOptions,
-    detect::{TraceReference, max_displacement, needs_standard_trace, separation_bound, separation_bound_beyond},
+    detect::{
+        TraceReference, max_displacement, needs_standard_trace, separation_bound, separation_bound_beyond, separation_for_reach,
+    },
     shapes,
 };
 
@@ -95,6 +97,36 @@ fn sharpened_only_beyond_enough() {
         }
     }
     assert!(early > 50 && same > 50, "cases not covered: {early} stopped early, {same} at or under enough");
+}
+
+#[test]
+fn kept_separation_is_the_best_first_bound_beyond_reach() {
+    // `separation_for_reach` descends depth first in shape 1's frame only: above the reach, the
+    // best-first bound (`separation_bound_beyond`, whose first descent is in the same frame and
+    // decides alone when positive); never above the closest vertex pair.
+    let (a, b) = (blob(), cube(0.3));
+    let (mut beyond, mut within) = (0, 0);
+    for prediction in [false, true] {
+        let params = RtcdParams { prediction, ..RtcdParams::from_triangle_size(0.02) };
+        let reach = rtcd::detect::ray_reach(&params);
+        for pose in random_poses(0x3c, 300, 1.2) {
+            let kept = separation_for_reach(&a, &b, &pose, &params);
+            let best_first = separation_bound_beyond(&a, &b, &pose, reach);
+            let closest = a
+                .positions()
+                .iter()
+                .flat_map(|p| b.positions().iter().map(move |q| (*p - pose.transform_point(*q)).length()))
+                .fold(f32::INFINITY, f32::min);
+            assert!(kept >= 0.0 && kept <= closest + 1e-5, "{kept} above the closest vertices {closest}");
+            if kept > reach {
+                assert_eq!(kept, best_first, "reach {reach}");
+                beyond += 1;
+            } else {
+                within += 1;
+            }
+        }
+    }
+    assert!(beyond > 50 && within > 50, "cases not covered: {beyond} beyond the reach, {within} within");
 }
 
 #[test]
