@@ -229,6 +229,36 @@ fn self_and_duplicate_pairs() {
 }
 
 #[test]
+fn errors_among_many_pairs() {
+    // Past 16 pairs to run, the step runs them in parallel and makes the outputs alongside: each
+    // error still lands on its own pair, and every other pair gets the output it gets without them.
+    let a = common::cuboid("a", Vec3::splat(0.5));
+    let params = RtcdParams::from_meshes(&[&a]);
+    let pose = |k: u64| Pose::from_translation(Vec3::new(0.2 + 0.01 * k as f32, 0.9, 0.1));
+    let mut pairs: Vec<PairInput> = (0..40).map(|k| PairInput::new(PairKey::new(2 * k + 10, 2 * k + 11), &a, &a, pose(k))).collect();
+    let valid = pairs.clone();
+    pairs.insert(5, PairInput::new(PairKey::new(7, 7), &a, &a, pose(0)));
+    pairs.insert(17, PairInput::new(PairKey::new(14, 15), &a, &a, pose(2)));
+    pairs.insert(30, PairInput::new(PairKey::new(1000, 1001), &a, &a, Pose::from_translation(Vec3::splat(f32::NAN))));
+    let out = NarrowPhase::new(params).unwrap().step(&pairs, &StepOptions::default());
+    let clean = NarrowPhase::new(params).unwrap().step(&valid, &StepOptions::default());
+    assert!(matches!(out.pairs[5].error, Some(PairError::SelfPair { .. })));
+    assert!(matches!(out.pairs[17].error, Some(PairError::DuplicatePair { .. })));
+    assert!(matches!(out.pairs[30].error, Some(PairError::InvalidPose { .. })));
+    assert_eq!(out.metrics.failed_pairs, 3);
+    let others: Vec<_> = out.pairs.iter().enumerate().filter(|(i, _)| ![5, 17, 30].contains(i)).map(|(_, o)| o).collect();
+    assert_eq!(others.len(), clean.pairs.len());
+    for (o, c) in others.iter().zip(&clean.pairs) {
+        assert_eq!((o.key, o.mode, o.error.is_none()), (c.key, c.mode, true));
+        assert_eq!(format!("{:?}", o.manifolds), format!("{:?}", c.manifolds));
+        assert!(!o.manifolds.is_empty(), "pair {} should touch", o.key);
+    }
+    for i in [5, 17, 30] {
+        assert!(out.pairs[i].manifolds.is_empty() && out.pairs[i].key == pairs[i].key);
+    }
+}
+
+#[test]
 fn invalid_parameters_are_refused() {
     let mut p = RtcdParams::from_triangle_size(0.1);
     p.max_it = 0;
