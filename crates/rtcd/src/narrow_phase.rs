@@ -345,9 +345,8 @@ impl NarrowPhase {
         let start = Instant::now();
         // The checks of `check_pairs`, in its order (self pair, repeated key, invalid pose), with
         // repeats found by their slot. Each valid pair's slot (a new one, with a default state, for
-        // a new pair). A held pair's slot is only marked: nothing else reads it this step. The
-        // outputs are made later, in parallel; the errors wait for them.
-        let mut errors = Vec::new();
+        // a new pair). A held pair's slot is only marked: nothing else reads it this step.
+        let mut outputs: Vec<PairOutput> = pairs.iter().map(|p| PairOutput { key: p.key, ..Default::default() }).collect();
         let mut valid = Vec::with_capacity(pairs.len());
         let mut input_of = vec![NO_INPUT; self.slots.len()];
         let mut metrics = StepMetrics::default();
@@ -360,7 +359,7 @@ impl NarrowPhase {
         for (i, p) in pairs.iter().enumerate() {
             let key = p.key;
             if key.a == key.b {
-                errors.push((i, PairError::SelfPair { key }));
+                outputs[i].error = Some(PairError::SelfPair { key });
                 continue;
             }
             let slot = self.find_slot(&last, 0..self.last_held, &mut next, key);
@@ -369,11 +368,11 @@ impl NarrowPhase {
                 None => !failed_new.is_empty() && failed_new.contains(&key),
             };
             if repeated {
-                errors.push((i, PairError::DuplicatePair { key }));
+                outputs[i].error = Some(PairError::DuplicatePair { key });
                 continue;
             }
             if !p.pos12.is_valid() {
-                errors.push((i, PairError::InvalidPose { key, pose: format!("{:?}", p.pos12) }));
+                outputs[i].error = Some(PairError::InvalidPose { key, pose: format!("{:?}", p.pos12) });
                 match slot {
                     Some(s) => input_of[s as usize] = FAILED_INPUT,
                     None => {
@@ -459,14 +458,9 @@ impl NarrowPhase {
             Some((i, SCRATCH.with_borrow_mut(|scratch| detect_pair(p, &mut slot.state, &params, opts, scratch, standard, sum))))
         };
         let mut ran_metrics = StepMetrics::default();
-        // Every output starts iterative and empty; the pairs that ran and the errors are filled in
-        // below.
-        let blank = |p: &PairInput| PairOutput { key: p.key, mode: StepMode::Iterative, ..Default::default() };
-        let mut outputs: Vec<PairOutput>;
         if valid.len() - held_inputs <= SEQUENTIAL_PAIRS {
             // A few pairs (a pile at rest, most pairs held): on this thread, from their slots
             // (`last` begins with the valid pairs, in order), without a pass over every slot.
-            outputs = pairs.iter().map(blank).collect();
             for (&i, &(_, s)) in valid.iter().zip(&self.last) {
                 if input_of[s as usize] == i as u32
                     && let Some(r) = run(i as u32, &mut self.slots[s as usize], &mut ran_metrics)
@@ -477,39 +471,34 @@ impl NarrowPhase {
         } else {
             // Each worker sums its pairs' figures as it goes; the results carry only the outputs.
             // The workers' parts come back in slot order (the fold's state is boxed: rayon moves it
-            // from pair to pair). The outputs are made alongside.
-            let slots = &mut self.slots;
-            let parts: Vec<_>;
-            (outputs, parts) = rayon::join(
-                || pairs.par_iter().with_min_len(256).map(blank).collect(),
-                || {
-                    slots
-                        .par_iter_mut()
-                        .zip(input_of.par_iter())
-                        .with_min_len(8)
-                        .fold(
-                            || Box::new((Vec::new(), StepMetrics::default())),
-                            |mut part, (slot, &i)| {
-                                if i != NO_INPUT
-                                    && i != HELD_INPUT
-                                    && i != FAILED_INPUT
-                                    && let Some(r) = run(i, slot, &mut part.1)
-                                {
-                                    part.0.push(r);
-                                }
-                                part
-                            },
-                        )
-                        .collect()
-                },
-            );
+            // from pair to pair).
+            let parts: Vec<_> = self
+                .slots
+                .par_iter_mut()
+                .zip(input_of.par_iter())
+                .with_min_len(8)
+                .fold(
+                    || Box::new((Vec::new(), StepMetrics::default())),
+                    |mut part, (slot, &i)| {
+                        if i != NO_INPUT
+                            && i != HELD_INPUT
+                            && i != FAILED_INPUT
+                            && let Some(r) = run(i, slot, &mut part.1)
+                        {
+                            part.0.push(r);
+                        }
+                        part
+                    },
+                )
+                .collect();
             for mut part in parts {
                 results.append(&mut part.0);
                 ran_metrics.add(&part.1);
             }
         }
-        for (i, e) in errors {
-            outputs[i] = PairOutput { key: pairs[i].key, error: Some(e), ..Default::default() };
+        for &i in &valid {
+            // Overwritten below for the pairs that ran.
+            outputs[i].mode = StepMode::Iterative;
         }
         let ran = results.len();
         metrics.add(&ran_metrics);
