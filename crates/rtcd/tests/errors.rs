@@ -230,8 +230,8 @@ fn self_and_duplicate_pairs() {
 
 #[test]
 fn errors_among_many_pairs() {
-    // Past 16 pairs to run, the step runs them in parallel and makes the outputs alongside: each
-    // error still lands on its own pair, and every other pair gets the output it gets without them.
+    // Past 16 pairs to run, the step runs them in parallel over its slots: each error still lands on
+    // its own pair, and every other pair gets the output it gets without them.
     let a = common::cuboid("a", Vec3::splat(0.5));
     let params = RtcdParams::from_meshes(&[&a]);
     let pose = |k: u64| Pose::from_translation(Vec3::new(0.2 + 0.01 * k as f32, 0.9, 0.1));

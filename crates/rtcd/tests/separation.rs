@@ -38,6 +38,15 @@ fn random_poses(mut seed: u64, n: usize, spread: f32) -> Vec<Pose> {
         .collect()
 }
 
+/// The distance between the closest vertex pair, `b` at `pose` in `a`'s frame: at least the
+/// distance between the meshes, so no lower bound may exceed it.
+fn closest_vertices(a: &RtcdMesh, b: &RtcdMesh, pose: &Pose) -> f32 {
+    a.positions()
+        .iter()
+        .flat_map(|p| b.positions().iter().map(move |q| (*p - pose.transform_point(*q)).length()))
+        .fold(f32::INFINITY, f32::min)
+}
+
 #[test]
 fn exact_for_axis_aligned_cubes() {
     let c = cube(0.5);
@@ -58,11 +67,7 @@ fn never_above_the_distance_between_vertices() {
     let (mut positive, mut slack) = (0, 0.0f32);
     for pose in random_poses(0x51, 300, 1.6) {
         let bound = separation_bound(&a, &b, &pose);
-        let closest = a
-            .positions()
-            .iter()
-            .flat_map(|p| b.positions().iter().map(move |q| (*p - pose.transform_point(*q)).length()))
-            .fold(f32::INFINITY, f32::min);
+        let closest = closest_vertices(&a, &b, &pose);
         assert!(bound >= 0.0 && bound <= closest + 1e-5, "bound {bound} > closest vertices {closest}");
         if bound > 0.0 {
             (positive, slack) = (positive + 1, slack + closest - bound);
@@ -112,11 +117,7 @@ fn kept_separation_is_the_best_first_bound_beyond_reach() {
         for pose in random_poses(0x3c, 300, 1.2) {
             let kept = separation_for_reach(&a, &b, &pose, &params);
             let best_first = separation_bound_beyond(&a, &b, &pose, reach);
-            let closest = a
-                .positions()
-                .iter()
-                .flat_map(|p| b.positions().iter().map(move |q| (*p - pose.transform_point(*q)).length()))
-                .fold(f32::INFINITY, f32::min);
+            let closest = closest_vertices(&a, &b, &pose);
             assert!(kept >= 0.0 && kept <= closest + 1e-5, "{kept} above the closest vertices {closest}");
             if kept > reach {
                 assert_eq!(kept, best_first, "reach {reach}");

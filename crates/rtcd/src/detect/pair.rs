@@ -148,8 +148,6 @@ pub fn separation_bound_beyond(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose,
     if g.is_finite() { g } else { 0.0 }
 }
 
-
-
 /// `other`'s node boxes moved into `own`'s frame by `pose` ([`Aabb::transformed`] with the
 /// rotation's absolute matrix computed once), and the gap between two boxes.
 struct MovedNodes<'a> {
@@ -180,16 +178,20 @@ fn box_gap(a: &Aabb, b: &Aabb) -> f32 {
     (a.min - b.max).max(b.min - a.max).max(Vec3::ZERO).length()
 }
 
-/// Children of an internal node in pre-order: the next node, and where that one's miss link points.
+/// The two child pairs of node pair `(i, j)` (not two leaves), with their gaps: `own`'s node is
+/// opened when it is the larger box (or the only internal one), else `other`'s. The children of an
+/// internal node in pre-order are the next node and where that one's miss link points.
 #[inline]
-fn children(nodes: &[BvhNode], i: u32) -> [u32; 2] {
-    [i + 1, nodes[i as usize + 1].miss]
-}
-
-/// Which node of a pair is opened: `own`'s when it is the larger box (or the only internal one).
-#[inline]
-fn opens_own(a: &BvhNode, b: &BvhNode) -> bool {
-    b.leaf_range().is_some() || a.aabb().surface_area() >= b.aabb().surface_area()
+fn child_pairs(own: &[BvhNode], moved: &MovedNodes, i: u32, j: u32) -> [(f32, u32, u32); 2] {
+    let (a, b) = (&own[i as usize], &moved.nodes[j as usize]);
+    let children = |nodes: &[BvhNode], k: u32| [k + 1, nodes[k as usize + 1].miss];
+    if a.leaf_range().is_none() && (b.leaf_range().is_some() || a.aabb().surface_area() >= b.aabb().surface_area()) {
+        let bb = moved.aabb(j);
+        children(own, i).map(|c| (box_gap(&own[c as usize].aabb(), &bb), c, j))
+    } else {
+        let ba = a.aabb();
+        children(moved.nodes, j).map(|c| (box_gap(&ba, &moved.aabb(c)), i, c))
+    }
 }
 
 /// [`separation_bound_beyond`] in `own`'s frame; `pose` maps `other`'s frame into it. Infinite when
@@ -213,21 +215,13 @@ fn bvh_gap(own: &[BvhNode], other: &[BvhNode], pose: &Pose, enough: f32) -> f32 
             // Nothing pending is nearer.
             return f32::from_bits(bits);
         }
-        let depth = u32::MAX - height + 1;
-        let (a, b) = (&own[i as usize], &other[j as usize]);
-        if a.leaf_range().is_some() && b.leaf_range().is_some() {
+        if own[i as usize].leaf_range().is_some() && other[j as usize].leaf_range().is_some() {
             // The nearest pending pair is two leaves: nothing pending can be nearer.
             return f32::from_bits(bits);
-        } else if a.leaf_range().is_none() && opens_own(a, b) {
-            let bb = moved.aabb(j);
-            for c in children(own, i) {
-                pending.push(entry(box_gap(&own[c as usize].aabb(), &bb), depth, c, j));
-            }
-        } else {
-            let ba = a.aabb();
-            for c in children(other, j) {
-                pending.push(entry(box_gap(&ba, &moved.aabb(c)), depth, i, c));
-            }
+        }
+        let depth = u32::MAX - height + 1;
+        for (g, ci, cj) in child_pairs(own, &moved, i, j) {
+            pending.push(entry(g, depth, ci, cj));
         }
     }
     pending.peek().map_or(f32::INFINITY, |Reverse((bits, ..))| f32::from_bits(*bits))
@@ -259,19 +253,11 @@ fn bvh_gap_within(own: &[BvhNode], other: &[BvhNode], pose: &Pose, enough: f32) 
     keep(&mut stack, (box_gap(&own[0].aabb(), &moved.aabb(0)), 0, 0));
     for _ in 0..SEPARATION_VISITS {
         let Some((g, i, j)) = stack.pop() else { break };
-        let (a, b) = (&own[i as usize], &other[j as usize]);
-        let (first, second) = if a.leaf_range().is_some() && b.leaf_range().is_some() {
+        if own[i as usize].leaf_range().is_some() && other[j as usize].leaf_range().is_some() {
             // Within `enough`; with every pair still pending or set aside, a lower bound.
             return stack.iter().fold(g.min(set_aside), |m, e| m.min(e.0));
-        } else if a.leaf_range().is_none() && opens_own(a, b) {
-            let bb = moved.aabb(j);
-            let [c1, c2] = children(own, i);
-            ((box_gap(&own[c1 as usize].aabb(), &bb), c1, j), (box_gap(&own[c2 as usize].aabb(), &bb), c2, j))
-        } else {
-            let ba = a.aabb();
-            let [c1, c2] = children(other, j);
-            ((box_gap(&ba, &moved.aabb(c1)), i, c1), (box_gap(&ba, &moved.aabb(c2)), i, c2))
-        };
+        }
+        let [first, second] = child_pairs(own, &moved, i, j);
         // The nearer child on top.
         let (near, far) = if second.0 < first.0 { (second, first) } else { (first, second) };
         keep(&mut stack, far);
