@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use glam::Vec3;
+use glam::{Mat3A, Vec3, Vec3A};
 
 use super::{PairState, RayKind, RayRecord};
 use crate::{
@@ -148,34 +148,56 @@ pub fn separation_bound_beyond(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose,
     if g.is_finite() { g } else { 0.0 }
 }
 
-/// `other`'s node boxes moved into `own`'s frame by `pose` ([`Aabb::transformed`] with the
-/// rotation's absolute matrix computed once), and the gap between two boxes.
+/// A box as its two corners in SIMD lanes (`Vec3A`): the descents' working form.
+type Corners = (Vec3A, Vec3A);
+
+/// A node's box.
+#[inline]
+fn corners(node: &BvhNode) -> Corners {
+    (Vec3A::from_array(node.min), Vec3A::from_array(node.max))
+}
+
+/// `other`'s node boxes moved into `own`'s frame by `pose` ([`Aabb::transformed`], with the
+/// rotation and its absolute matrix computed once).
 struct MovedNodes<'a> {
     nodes: &'a [BvhNode],
-    pose: Pose,
-    abs: glam::Mat3,
+    rot: Mat3A,
+    abs: Mat3A,
+    translation: Vec3A,
 }
 
 impl<'a> MovedNodes<'a> {
     fn new(nodes: &'a [BvhNode], pose: &Pose) -> Self {
-        let rot = glam::Mat3::from_quat(pose.rotation);
-        Self { nodes, pose: *pose, abs: glam::Mat3::from_cols(rot.x_axis.abs(), rot.y_axis.abs(), rot.z_axis.abs()) }
+        let rot = Mat3A::from_quat(pose.rotation);
+        let abs = Mat3A::from_cols(rot.x_axis.abs(), rot.y_axis.abs(), rot.z_axis.abs());
+        Self { nodes, rot, abs, translation: pose.translation.into() }
     }
 
-    /// Node `j`'s box, moved.
+    /// Node `j`'s box, moved: its centre moved, its half extents through the absolute matrix.
     #[inline]
-    fn aabb(&self, j: u32) -> Aabb {
-        let b = self.nodes[j as usize].aabb();
-        let r = self.abs * (b.extents() * 0.5);
-        let c = self.pose.transform_point(b.center());
-        Aabb::new(c - r, c + r)
+    fn corners(&self, j: u32) -> Corners {
+        let (lo, hi) = corners(&self.nodes[j as usize]);
+        let c = self.rot * ((lo + hi) * 0.5) + self.translation;
+        let r = self.abs * ((hi - lo) * 0.5);
+        (c - r, c + r)
     }
 }
 
 /// The distance between two boxes, 0 when they overlap.
 #[inline]
-fn box_gap(a: &Aabb, b: &Aabb) -> f32 {
-    (a.min - b.max).max(b.min - a.max).max(Vec3::ZERO).length()
+fn box_gap((amin, amax): Corners, (bmin, bmax): Corners) -> f32 {
+    (amin - bmax).max(bmin - amax).max(Vec3A::ZERO).length()
+}
+
+/// Half a box's surface area ([`Aabb::surface_area`] / 2, 0 when empty): the descents compare
+/// two boxes by it.
+#[inline]
+fn half_area((lo, hi): Corners) -> f32 {
+    let e = hi - lo;
+    if e.cmplt(Vec3A::ZERO).any() {
+        return 0.0;
+    }
+    e.x * e.y + e.y * e.z + e.z * e.x
 }
 
 /// The two child pairs of node pair `(i, j)` (not two leaves), with their gaps: `own`'s node is
@@ -185,12 +207,12 @@ fn box_gap(a: &Aabb, b: &Aabb) -> f32 {
 fn child_pairs(own: &[BvhNode], moved: &MovedNodes, i: u32, j: u32) -> [(f32, u32, u32); 2] {
     let (a, b) = (&own[i as usize], &moved.nodes[j as usize]);
     let children = |nodes: &[BvhNode], k: u32| [k + 1, nodes[k as usize + 1].miss];
-    if a.leaf_range().is_none() && (b.leaf_range().is_some() || a.aabb().surface_area() >= b.aabb().surface_area()) {
-        let bb = moved.aabb(j);
-        children(own, i).map(|c| (box_gap(&own[c as usize].aabb(), &bb), c, j))
+    let ca = corners(a);
+    if a.leaf_range().is_none() && (b.leaf_range().is_some() || half_area(ca) >= half_area(corners(b))) {
+        let cb = moved.corners(j);
+        children(own, i).map(|c| (box_gap(corners(&own[c as usize]), cb), c, j))
     } else {
-        let ba = a.aabb();
-        children(moved.nodes, j).map(|c| (box_gap(&ba, &moved.aabb(c)), i, c))
+        children(moved.nodes, j).map(|c| (box_gap(ca, moved.corners(c)), i, c))
     }
 }
 
@@ -208,7 +230,7 @@ fn bvh_gap(own: &[BvhNode], other: &[BvhNode], pose: &Pose, enough: f32) -> f32 
     // level by level.
     let entry = |d: f32, depth: u32, i: u32, j: u32| Reverse((d.to_bits(), u32::MAX - depth, i, j));
     let mut pending = BinaryHeap::with_capacity(2 * SEPARATION_VISITS + 1);
-    pending.push(entry(box_gap(&own[0].aabb(), &moved.aabb(0)), 0, 0, 0));
+    pending.push(entry(box_gap(corners(&own[0]), moved.corners(0)), 0, 0, 0));
     for _ in 0..SEPARATION_VISITS {
         let Some(Reverse((bits, height, i, j))) = pending.pop() else { break };
         if f32::from_bits(bits) > enough {
@@ -250,7 +272,7 @@ fn bvh_gap_within(own: &[BvhNode], other: &[BvhNode], pose: &Pose, enough: f32) 
             stack.push(e);
         }
     };
-    keep(&mut stack, (box_gap(&own[0].aabb(), &moved.aabb(0)), 0, 0));
+    keep(&mut stack, (box_gap(corners(&own[0]), moved.corners(0)), 0, 0));
     for _ in 0..SEPARATION_VISITS {
         let Some((g, i, j)) = stack.pop() else { break };
         if own[i as usize].leaf_range().is_some() && other[j as usize].leaf_range().is_some() {
