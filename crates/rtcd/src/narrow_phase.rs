@@ -250,6 +250,9 @@ const NO_INPUT: u32 = u32::MAX;
 const HELD_INPUT: u32 = u32::MAX - 1;
 /// An input pair with an error in this slot this step (the slot is freed).
 const FAILED_INPUT: u32 = u32::MAX - 2;
+/// The slots are put back in input order ([`NarrowPhase::reorder_slots`]) once more than one
+/// pair in this many comes out of order.
+const REORDER_FRACTION: usize = 4;
 /// Steps with at most this many pairs to run run them on the calling thread.
 const SEQUENTIAL_PAIRS: usize = 16;
 
@@ -328,6 +331,30 @@ impl NarrowPhase {
         }
     }
 
+    /// Moves the pairs' states into slots in the order of `last` (this step's input order, then the
+    /// held keys), so that the next step's workers, which go through the slots in order, also read
+    /// the input in order. New pairs take the slots freed by departed ones, wherever they are, so
+    /// without this the order is lost within a few hundred steps of a pile settling (3 % of
+    /// neighbouring slots held neighbouring inputs at step 300 of scene 1). Moves each state once
+    /// and rebuilds the index; called when a step finds the order lost.
+    fn reorder_slots(&mut self) {
+        let mut slots = Vec::with_capacity(self.slots.len());
+        for (at, (key, s)) in self.last.iter_mut().enumerate() {
+            slots.push(std::mem::take(&mut self.slots[*s as usize]));
+            *s = at as u32;
+            if let Some(v) = self.index.get_mut(key) {
+                *v = at as u32;
+            }
+        }
+        let n = slots.len();
+        self.slots = slots;
+        self.live.clear();
+        self.live.resize(n, true);
+        self.last_at.clear();
+        self.last_at.extend(0..n as u32);
+        self.free.clear();
+    }
+
     /// Runs one step over `pairs`. Pairs absent from `pairs` lose their state; a pair with an error
     /// gets an empty output with [`PairOutput::error`] set and loses its state; a held pair
     /// ([`PairInput::hold`]) keeps its state untouched and gets an empty output; nothing panics.
@@ -356,6 +383,7 @@ impl NarrowPhase {
         // Keys that failed this step without a slot (for the repeats of their key).
         let mut failed_new = FxHashSet::default();
         let mut held_inputs = 0;
+        let mut out_of_order = 0;
         for (i, p) in pairs.iter().enumerate() {
             let key = p.key;
             if key.a == key.b {
@@ -404,6 +432,8 @@ impl NarrowPhase {
                 i as u32
             };
             valid.push(i);
+            // A pair whose slot does not follow the last one's: the workers meet it out of order.
+            out_of_order += usize::from(self.next_last.last().is_none_or(|&(_, s)| s + 1 != slot));
             self.last_at[slot as usize] = self.next_last.len() as u32;
             self.next_last.push((key, slot));
         }
@@ -512,11 +542,61 @@ impl NarrowPhase {
             o.contacts = r.contacts;
         }
         metrics.held_pairs += held_inputs;
+        if out_of_order > 1 && out_of_order * REORDER_FRACTION > valid.len() {
+            self.reorder_slots();
+        }
         // The valid inputs that neither ran nor were held: quiet iterative steps.
         let quiet = valid.len() - ran - held_inputs;
         metrics.pairs += quiet;
         metrics.iterative_pairs += quiet;
         metrics.time = start.elapsed();
         StepOutput { pairs: outputs, metrics }
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use super::*;
+    use crate::{RtcdMesh, shapes};
+
+    /// A step that finds its pairs' slots out of input order moves the states into input order,
+    /// each state with its own pair (its reference is its own pose) and found by its key; pairs that
+    /// come and go in between take and free slots as before.
+    #[test]
+    fn shuffled_pairs_get_their_slots_in_input_order() {
+        let (positions, indices) = shapes::cuboid(Vec3::splat(0.5));
+        let a = RtcdMesh::new("a", &positions, &indices).unwrap();
+        let mut np = NarrowPhase::new(RtcdParams::from_meshes(&[&a])).unwrap();
+        let key = |k: u64| PairKey::new(k, k + 100);
+        let pose_of = |k: u64| Pose::from_translation(Vec3::new(0.01 * k as f32, 0.99, 0.0));
+        let opts = StepOptions::default();
+        let mut keys: Vec<u64> = (0..40).collect();
+        for step in 0..12 {
+            let shuffled = step % 3 == 1;
+            if shuffled {
+                keys.reverse();
+                keys.rotate_left(7);
+            }
+            if step % 3 == 2 {
+                // A few leave, a few come: new pairs take the freed slots, out of order.
+                keys.retain(|k| k % 9 != step as u64 % 9);
+                keys.extend([100 + step as u64, 200 + step as u64]);
+            }
+            let pairs: Vec<PairInput> = keys.iter().map(|&k| PairInput::new(key(k), &a, &a, pose_of(k))).collect();
+            let out = np.step(&pairs, &opts);
+            assert!(out.pairs.iter().all(|o| o.error.is_none()));
+            if shuffled {
+                let slots: Vec<u32> = np.last.iter().map(|&(_, s)| s).collect();
+                assert_eq!(slots, (0..keys.len() as u32).collect::<Vec<_>>(), "step {step}");
+            }
+            assert_eq!(np.pair_count(), keys.len());
+            for &k in &keys {
+                let state = np.pair_state(&key(k)).unwrap();
+                assert_eq!(state.reference, Some(pose_of(k)), "step {step}: pair {k} has another pair's state");
+            }
+        }
     }
 }
