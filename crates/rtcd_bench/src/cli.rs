@@ -37,7 +37,7 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --seconds S           override the scenes' simulated duration
   --out DIR             output folder (default: <workspace>/target/rtcd_bench)
   --assets DIR          meshes folder (default: <workspace>/assets/meshes)
-  --threads N           rayon threads (default: all cores)
+  --threads N           rayon threads, this one among them when N >= 2 (default: all cores)
   --json                print the figures as one JSON object on stdout (the table goes to stderr)
   -h, --help            this text
 ";

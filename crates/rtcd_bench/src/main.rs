@@ -49,11 +49,24 @@ fn main() {
     }
 }
 
+/// rayon's global pool: `threads` threads (else `RAYON_NUM_THREADS`, else one per core), the
+/// calling thread being one of them when there are two or more (rayon's `use_current_thread`).
+/// The replays call the backends from this thread: a resting pile's iterative step is short
+/// (~0.4 ms on this project's 2-core machine), and a caller that sleeps while the pool works and
+/// is woken at the end paid ~10 % of it. With one thread the pool's own thread works and the
+/// caller waits, as rayon's default pool does (the caller alone would never run the jobs that
+/// `rtcd_rapier` spawns).
+fn build_pool(threads: Option<usize>) -> Result<(), String> {
+    let from_env = || std::env::var("RAYON_NUM_THREADS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0);
+    let n = threads.or_else(from_env).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
+    let builder = rayon::ThreadPoolBuilder::new().num_threads(n);
+    let builder = if n >= 2 { builder.use_current_thread() } else { builder };
+    builder.build_global().map_err(|e| e.to_string())
+}
+
 fn run(opts: &Options, args: &[String]) -> Result<(), String> {
     let start = Instant::now();
-    if let Some(n) = opts.threads {
-        rayon::ThreadPoolBuilder::new().num_threads(n).build_global().map_err(|e| e.to_string())?;
-    }
+    build_pool(opts.threads)?;
     let gpu = open_gpu(opts);
     let info = report::RunInfo {
         cpu: cpu_name(),
