@@ -113,9 +113,17 @@ pub fn max_displacement(reference: &Pose, current: &Pose, radius1: f32, radius2:
 #[inline]
 fn surely_within(reference: &Pose, current: &Pose, radius1: f32, radius2: f32, limit: f32) -> bool {
     let q = reference.rotation.conjugate() * current.rotation;
-    let angle_bound = 2.0 * q.xyz().length() / q.w.abs();
+    let shift = reference.translation - current.translation;
+    // First without square root or division: `a + b <= sqrt(2 (a² + b²))`, so with `a` the shift
+    // and `b = 2 s r₂ / |w|`, `2 (|shift|² w² + 4 s² r₂²) <= limit² w²` gives the frame-1 test
+    // (inflated by 1e-4 against rounding). It decides every pair moved by under ~0.7 `limit`.
+    let (s2, w2) = (q.xyz().length_squared(), q.w * q.w);
+    if 2.0 * (shift.length_squared() * w2 + 4.0 * s2 * radius2 * radius2) * (1.0 + 1e-4) <= limit * limit * w2 {
+        return true;
+    }
+    let angle_bound = 2.0 * s2.sqrt() / q.w.abs();
     let within = |bound: f32| bound * (1.0 + 1e-5) <= limit;
-    within((reference.translation - current.translation).length() + angle_bound * radius2)
+    within(shift.length() + angle_bound * radius2)
         || (radius1 < radius2 && {
             let (r21, c21) = (reference.inverse(), current.inverse());
             within((r21.translation - c21.translation).length() + angle_bound * radius1)
