@@ -272,6 +272,10 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     let frames = Frames::new(&scene, &main.trajectory, &params, main.prediction)?;
     let brute_windows = |warmup| Sampling::Windows { windows: middle_windows(&windows, opts.brute_window), warmup };
     let mut replays = Vec::new();
+    // With `--interleave`, the variants run every `stride`-th step are replayed together,
+    // interleaved step by step (`Frames::replay_interleaved`); the windowed ones (brute force at
+    // scale) always each on their own.
+    let mut together: Vec<(Variant, usize)> = Vec::new();
     for v in Variant::all() {
         if !opts.variant_selected(&v.key()) {
             continue;
@@ -284,6 +288,12 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
             (false, TracerKind::BruteForce) => Sampling::Every(opts.brute_stride),
             (false, TracerKind::Bvh) => Sampling::Every(opts.bvh_stride),
         };
+        if let Sampling::Every(stride) = sampling
+            && opts.interleave
+        {
+            together.push((v, stride));
+            continue;
+        }
         let mut row = replay_row(&frames, cpu_backend(v.params(&params)), &v.key(), Some(v), "cpu".into(), &frames.options(), &sampling, 0..n)?;
         for _ in 1..opts.repeat {
             // Same poses, same results: only the times differ; keep each step's fastest.
@@ -299,6 +309,10 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         note(format!("  replayed {} (cpu, {}): {:.1} s", v.key(), row.sampling, row.wall_s));
         replays.push(row);
     }
+    replays.extend(replay_together(&frames, &params, &together, opts.repeat, n)?);
+    // In `Variant::all`'s order, as before.
+    let order = |key: &str| Variant::all().iter().position(|v| v.key() == key).unwrap_or(usize::MAX);
+    replays.sort_by_key(|r| order(&r.key));
     let mut errors = Vec::new();
     if opts.errors {
         for prediction in [false, true] {
@@ -386,6 +400,53 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         sims,
         wall_s: start.elapsed().as_secs_f64(),
     })
+}
+
+/// The CPU rows of `variants`, each with its stride, replayed together over steps `0..n`
+/// ([`Frames::replay_interleaved`]), `repeat` times on fresh backends, keeping each step's
+/// fastest time.
+fn replay_together(frames: &Frames, params: &RtcdParams, variants: &[(Variant, usize)], repeat: usize, n: usize) -> Result<Vec<ReplayRow>, String> {
+    if variants.is_empty() {
+        return Ok(Vec::new());
+    }
+    let start = Instant::now();
+    let keys: Vec<String> = variants.iter().map(|(v, _)| v.key()).collect();
+    let mut runs: Option<Vec<Vec<ReplayStep>>> = None;
+    for _ in 0..repeat.max(1) {
+        let mut backends = Vec::with_capacity(variants.len());
+        for (v, stride) in variants {
+            backends.push((cpu_backend(v.params(params))()?, *stride));
+        }
+        let run = frames
+            .replay_interleaved(&mut backends, &frames.options(), 0..n, progress("interleaved replay", n))
+            .map_err(|(b, e)| format!("{} on cpu: {e}", keys[b]))?;
+        runs = Some(match runs {
+            None => run,
+            Some(mut best) => {
+                for (row, again) in best.iter_mut().zip(&run) {
+                    for (s, a) in row.iter_mut().zip(again) {
+                        s.ms = s.ms.min(a.ms);
+                    }
+                }
+                best
+            }
+        });
+    }
+    let wall_s = start.elapsed().as_secs_f64();
+    let rows: Vec<ReplayRow> = variants
+        .iter()
+        .zip(runs.unwrap_or_default())
+        .map(|(&(v, stride), steps)| {
+            let every = if stride == 1 { "every step".to_string() } else { format!("every {stride}th step") };
+            let mut sampling = if variants.len() > 1 { format!("{every}, interleaved") } else { every };
+            if repeat > 1 {
+                sampling = format!("{sampling}, fastest of {repeat}");
+            }
+            ReplayRow { key: v.key(), variant: Some(v), backend: "cpu".into(), stride, windowed: false, sampling, range: 0..n, steps, wall_s }
+        })
+        .collect();
+    note(format!("  replayed {} together (cpu, interleaved step by step, {repeat} run(s)): {wall_s:.1} s", keys.join(", ")));
+    Ok(rows)
 }
 
 /// A factory of fresh CPU backends for [`replay_row`].

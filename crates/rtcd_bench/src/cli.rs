@@ -33,6 +33,9 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --measure-stride N    penetration measure (standard trace) on every N-th step (default 1 / 5)
   --repeat N            CPU replays run N times, each on a fresh backend, and keep each step's
                         fastest time (steadier figures on a busy machine; default 1)
+  --interleave          replay the CPU variants timed every k-th step together, step by step
+                        (the machine's drift then weighs on all alike; each variant's step then
+                        follows the others', not its own previous one: colder caches)
   --no-errors           skip the erroneous-ray runs (measure_errors, one per prediction setting)
   --seconds S           override the scenes' simulated duration
   --out DIR             output folder (default: <workspace>/target/rtcd_bench)
@@ -71,6 +74,8 @@ pub struct Options {
     pub measure_stride: usize,
     /// Runs of each CPU replay (fastest time per step kept).
     pub repeat: usize,
+    /// CPU variants timed every k-th step replayed together, interleaved step by step.
+    pub interleave: bool,
     /// Erroneous-ray runs.
     pub errors: bool,
     /// Duration override.
@@ -107,6 +112,7 @@ impl Options {
             bvh_stride: 0,
             measure_stride: 0,
             repeat: 1,
+            interleave: false,
             errors: true,
             seconds: None,
             out: workspace().join("target/rtcd_bench"),
@@ -155,6 +161,7 @@ impl Options {
                 "--bvh-stride" => o.bvh_stride = num(value()?)?.max(1),
                 "--measure-stride" => o.measure_stride = num(value()?)?.max(1),
                 "--repeat" => o.repeat = num(value()?)?.max(1),
+                "--interleave" => o.interleave = true,
                 "--no-errors" => o.errors = false,
                 "--seconds" => {
                     let v = value()?;
@@ -208,7 +215,8 @@ mod tests {
         let q = parse("--quick").unwrap();
         assert!(q.quick && q.scenes == [1, 2] && q.brute_window == 4 && q.measure_stride == 1);
         let f = parse("").unwrap();
-        assert!(!f.quick && f.brute_window == 10 && f.bvh_stride == 2 && f.measure_stride == 5);
+        assert!(!f.quick && f.brute_window == 10 && f.bvh_stride == 2 && f.measure_stride == 5 && !f.interleave);
+        assert!(parse("--interleave").unwrap().interleave);
         assert_eq!(f.compare, ["trimesh", "vhacd", "nopred", "noreproj", "recycle"]);
         assert_eq!(parse("--compare recycle,widespec").unwrap().compare, ["recycle", "widespec"]);
     }

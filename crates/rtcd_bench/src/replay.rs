@@ -195,4 +195,94 @@ impl<'a> Frames<'a> {
         }
         Ok(out)
     }
+
+    /// [`Frames::replay`] for several backends at once, interleaved step by step: each step's pairs
+    /// are built once, and every backend whose stride (1: every step) divides the step runs them,
+    /// in an order that turns from step to step. The machine's drift (its speed moves by 10-40 %
+    /// over a run on this project's shared 2-core machine) then weighs on every backend alike, and
+    /// the ratios between them are measured side by side. Per backend, its steps; on an error, the
+    /// backend's index and the error.
+    pub fn replay_interleaved(
+        &self,
+        backends: &mut [(Box<dyn NarrowPhaseBackend>, usize)],
+        opts: &StepOptions,
+        steps: std::ops::Range<usize>,
+        mut progress: impl FnMut(usize),
+    ) -> Result<Vec<Vec<ReplayStep>>, (usize, BackendError)> {
+        let k = backends.len();
+        let mut out: Vec<Vec<ReplayStep>> = (0..k).map(|_| Vec::new()).collect();
+        for step in steps {
+            if !backends.iter().any(|(_, stride)| step % (*stride).max(1) == 0) {
+                continue;
+            }
+            let pairs = self.pairs(step);
+            for turn in 0..k {
+                let b = (step + turn) % k;
+                let (backend, stride) = &mut backends[b];
+                if step % (*stride).max(1) != 0 {
+                    continue;
+                }
+                let start = Instant::now();
+                let o = backend.step(&pairs, opts).map_err(|e| (b, e))?;
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                out[b].push(ReplayStep {
+                    step,
+                    bodies: self.trajectory.poses[step].len(),
+                    ms,
+                    gpu_ms: o.metrics.gpu_time.map(|d| d.as_secs_f64() * 1e3),
+                    metrics: o.metrics,
+                });
+            }
+            progress(step);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::{Quat, Vec3};
+
+    use super::*;
+
+    /// Backends replayed together, interleaved step by step, each get the steps, rays and contacts
+    /// of their own replay: the order in which they run changes no result.
+    #[test]
+    fn interleaved_replay_equals_separate_replays() {
+        let assets = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/meshes");
+        let scene = crate::scene::avalanche(&assets, 2, 0.2, true).unwrap();
+        // Eight bodies sinking into each other and the ground, turning a little each step.
+        let mesh_of: Vec<usize> = (0..8).map(|k| k % scene.meshes.len()).collect();
+        let poses: Vec<Vec<Pose>> = (0..12)
+            .map(|step| {
+                (0..8)
+                    .map(|k| {
+                        let at = Vec3::new((k % 4) as f32 * 0.9, 0.5 + (k / 4) as f32 * 0.9 - 0.02 * step as f32, 0.0);
+                        Pose::new(at, Quat::from_rotation_y(0.3 * k as f32 + 0.01 * step as f32))
+                    })
+                    .collect()
+            })
+            .collect();
+        let trajectory = Trajectory { mesh_of, poses };
+        let refs: Vec<&RtcdMesh> = scene.meshes.iter().map(|m| m.as_ref()).collect();
+        let params = RtcdParams::from_meshes(&refs);
+        let frames = Frames::new(&scene, &trajectory, &params, params.culling_dist).unwrap();
+        let opts = frames.options();
+        let variants: Vec<(Variant, usize)> =
+            Variant::all().into_iter().filter(|v| v.tracer == TracerKind::Bvh).map(|v| (v, if v.iterative { 1 } else { 2 })).collect();
+        let backend = |v: &Variant| Box::new(rtcd::NarrowPhase::new(v.params(&params)).unwrap()) as Box<dyn NarrowPhaseBackend>;
+        let mut together: Vec<(Box<dyn NarrowPhaseBackend>, usize)> = variants.iter().map(|(v, s)| (backend(v), *s)).collect();
+        let runs = frames.replay_interleaved(&mut together, &opts, 0..frames.len(), |_| {}).unwrap();
+        let figures = |steps: &[ReplayStep]| -> Vec<_> {
+            steps.iter().map(|s| (s.step, s.metrics.pairs, s.metrics.standard_rays, s.metrics.iterative_rays, s.metrics.contact_rays)).collect()
+        };
+        let mut contacts = 0;
+        for ((v, stride), run) in variants.iter().zip(&runs) {
+            let mut alone = backend(v);
+            let own = frames.replay(&mut *alone, &opts, *stride, 0..frames.len(), |_| {}).unwrap();
+            assert_eq!(figures(run), figures(&own), "{}", v.key());
+            contacts += run.iter().map(|s| s.metrics.contact_rays).sum::<u64>();
+        }
+        assert!(contacts > 100, "{contacts} contact rays");
+    }
 }
