@@ -383,14 +383,30 @@ impl NarrowPhase {
         let mut valid = Vec::with_capacity(pairs.len());
         let mut input_of = vec![NO_INPUT; self.slots.len()];
         let mut metrics = StepMetrics::default();
-        let last = std::mem::take(&mut self.last);
+        let mut last = std::mem::take(&mut self.last);
         self.next_last.clear();
         let mut next = 0;
+        // A step with the last step's pairs, in the same order, none held now or then, every pose
+        // valid (at rest, most steps): each pair's slot is the last step's, and nothing else
+        // changes (no error is possible: the keys were valid and distinct). Scene 1's replay at
+        // rest: -4 to -6 % a step.
+        let same = held.is_empty()
+            && self.last_held == last.len()
+            && pairs.len() == last.len()
+            && pairs.iter().zip(&last).all(|(p, &(k, _))| p.key == k && !p.hold && p.pos12.is_valid());
+        if same {
+            for (i, &(_, s)) in last.iter().enumerate() {
+                input_of[s as usize] = i as u32;
+            }
+            valid.extend(0..pairs.len());
+            std::mem::swap(&mut self.next_last, &mut last);
+        }
         // Keys that failed this step without a slot (for the repeats of their key).
         let mut failed_new = FxHashSet::default();
         let mut held_inputs = 0;
         let mut out_of_order = 0;
-        for (i, p) in pairs.iter().enumerate() {
+        // Otherwise each pair is checked and given its slot.
+        for (i, p) in pairs.iter().enumerate().filter(|_| !same) {
             let key = p.key;
             if key.a == key.b {
                 errors.push((i, PairError::SelfPair { key }));
@@ -574,6 +590,47 @@ mod tests {
 
     use super::*;
     use crate::{RtcdMesh, shapes};
+
+    /// Pairs given in the last step's order (a step that keeps every slot) get what pairs given in
+    /// another order get: the same outputs and states, through errors, holds and pairs that come
+    /// and go.
+    #[test]
+    fn pairs_in_the_last_order_get_what_any_order_gets() {
+        let (positions, indices) = shapes::subdivided_cuboid(Vec3::splat(0.5), 4);
+        let a = RtcdMesh::new("a", &positions, &indices).unwrap();
+        let params = RtcdParams::from_meshes(&[&a]);
+        let (mut same, mut turned) = (NarrowPhase::new(params).unwrap(), NarrowPhase::new(params).unwrap());
+        let key = |k: u64| PairKey::new(k, k + 100);
+        let opts = StepOptions::default();
+        let mut keys: Vec<u64> = (0..24).collect();
+        let mut in_contact = 0;
+        for step in 0..40u64 {
+            if step % 10 == 9 {
+                keys.retain(|&k| k != step % 24);
+                keys.push(100 + step);
+            }
+            let pose = |k: u64| {
+                let y = if step == 17 && k == 5 { f32::NAN } else { 0.99 - 0.004 * (step % 8) as f32 };
+                Pose::new(Vec3::new(0.01 * k as f32, y, 0.0), glam::Quat::from_rotation_y(0.002 * (step * k) as f32))
+            };
+            let input: Vec<PairInput> =
+                keys.iter().map(|&k| PairInput::new(key(k), &a, &a, pose(k)).with_hold(step == 23 && k % 3 == 0)).collect();
+            let mut other = input.clone();
+            other.rotate_left(step as usize % input.len() + 1);
+            let (x, y) = (same.step(&input, &opts), turned.step(&other, &opts));
+            for (k, o) in input.iter().zip(&x.pairs) {
+                let p = y.pairs.iter().find(|p| p.key == k.key).unwrap();
+                assert_eq!((o.mode, &o.manifolds, o.error.is_some()), (p.mode, &p.manifolds, p.error.is_some()), "step {step} {:?}", k.key);
+                in_contact += usize::from(!o.manifolds.is_empty());
+            }
+            assert_eq!(same.pair_count(), turned.pair_count(), "step {step}");
+            for &k in &keys {
+                let (sx, sy) = (same.pair_state(&key(k)), turned.pair_state(&key(k)));
+                assert_eq!(sx.map(|s| (&s.records, s.reference, s.steps_since_standard)), sy.map(|s| (&s.records, s.reference, s.steps_since_standard)), "step {step} {k}");
+            }
+        }
+        assert!(in_contact > 500, "{in_contact} outputs in contact");
+    }
 
     /// A step that finds its pairs' slots out of input order moves the states into input order,
     /// each state with its own pair (its reference is its own pose) and found by its key; pairs that
