@@ -417,8 +417,9 @@ fn replay_together(frames: &Frames, params: &RtcdParams, variants: &[(Variant, u
         for (v, stride) in variants {
             backends.push((cpu_backend(v.params(params))()?, *stride));
         }
+        let mut refs: Vec<_> = backends.iter_mut().map(|(b, s)| (b.as_mut(), *s)).collect();
         let run = frames
-            .replay_interleaved(&mut backends, &frames.options(), 0..n, progress("interleaved replay", n))
+            .replay_interleaved(&mut refs, &frames.options(), 0..n, progress("interleaved replay", n))
             .map_err(|(b, e)| format!("{} on cpu: {e}", keys[b]))?;
         runs = Some(match runs {
             None => run,

@@ -169,31 +169,17 @@ impl<'a> Frames<'a> {
     }
 
     /// Runs `backend` over the steps `stride` apart (1: every step), with `opts`; `progress` is called
-    /// with each step done.
+    /// with each step done. [`Frames::replay_interleaved`] with one backend.
     pub fn replay(
         &self,
         backend: &mut dyn NarrowPhaseBackend,
         opts: &StepOptions,
         stride: usize,
         steps: std::ops::Range<usize>,
-        mut progress: impl FnMut(usize),
+        progress: impl FnMut(usize),
     ) -> Result<Vec<ReplayStep>, BackendError> {
-        let mut out = Vec::new();
-        for step in steps.filter(|s| s % stride.max(1) == 0) {
-            let pairs = self.pairs(step);
-            let start = Instant::now();
-            let o = backend.step(&pairs, opts)?;
-            let ms = start.elapsed().as_secs_f64() * 1e3;
-            out.push(ReplayStep {
-                step,
-                bodies: self.trajectory.poses[step].len(),
-                ms,
-                gpu_ms: o.metrics.gpu_time.map(|d| d.as_secs_f64() * 1e3),
-                metrics: o.metrics,
-            });
-            progress(step);
-        }
-        Ok(out)
+        let mut runs = self.replay_interleaved(&mut [(backend, stride)], opts, steps, progress).map_err(|(_, e)| e)?;
+        Ok(runs.pop().unwrap_or_default())
     }
 
     /// [`Frames::replay`] for several backends at once, interleaved step by step: each step's pairs
@@ -202,9 +188,9 @@ impl<'a> Frames<'a> {
     /// over a run on this project's shared 2-core machine) then weighs on every backend alike, and
     /// the ratios between them are measured side by side. Per backend, its steps; on an error, the
     /// backend's index and the error.
-    pub fn replay_interleaved(
+    pub fn replay_interleaved<'b>(
         &self,
-        backends: &mut [(Box<dyn NarrowPhaseBackend>, usize)],
+        backends: &mut [(&mut (dyn NarrowPhaseBackend + 'b), usize)],
         opts: &StepOptions,
         steps: std::ops::Range<usize>,
         mut progress: impl FnMut(usize),
@@ -272,7 +258,8 @@ mod tests {
             Variant::all().into_iter().filter(|v| v.tracer == TracerKind::Bvh).map(|v| (v, if v.iterative { 1 } else { 2 })).collect();
         let backend = |v: &Variant| Box::new(rtcd::NarrowPhase::new(v.params(&params)).unwrap()) as Box<dyn NarrowPhaseBackend>;
         let mut together: Vec<(Box<dyn NarrowPhaseBackend>, usize)> = variants.iter().map(|(v, s)| (backend(v), *s)).collect();
-        let runs = frames.replay_interleaved(&mut together, &opts, 0..frames.len(), |_| {}).unwrap();
+        let mut refs: Vec<_> = together.iter_mut().map(|(b, s)| (b.as_mut(), *s)).collect();
+        let runs = frames.replay_interleaved(&mut refs, &opts, 0..frames.len(), |_| {}).unwrap();
         let figures = |steps: &[ReplayStep]| -> Vec<_> {
             steps.iter().map(|s| (s.step, s.metrics.pairs, s.metrics.standard_rays, s.metrics.iterative_rays, s.metrics.contact_rays)).collect()
         };

@@ -106,7 +106,8 @@ pub fn max_displacement(reference: &Pose, current: &Pose, radius1: f32, radius2:
 /// smaller radius, in shape 2's frame (which costs the inverse poses), with the rotation angle
 /// `2 atan(s / |w|)` (`s`, `w`: the relative quaternion's vector length and scalar, the same angle
 /// in both frames) replaced by its upper bound `2 s / |w|` (`atan x <= x`) and each sum inflated
-/// by 1e-5 against rounding. It never says yes where [`max_displacement`] is above `limit` (the
+/// by 1e-5 against rounding; before both, the frame-1 test in squares, without square root or
+/// division, which decides the pairs moved by under ~0.7 `limit`. It never says yes where [`max_displacement`] is above `limit` (the
 /// smaller of the two frames' bounds is at most either), so deciding with it first changes no
 /// decision; at rest, where nearly every pair is far under the threshold, it spares most pairs the
 /// full bound, a small body on the large ground box too.
@@ -197,17 +198,6 @@ fn box_gap((amin, amax): Corners, (bmin, bmax): Corners) -> f32 {
     (amin - bmax).max(bmin - amax).max(Vec3A::ZERO).length()
 }
 
-/// Half a box's surface area ([`Aabb::surface_area`] / 2, 0 when empty): the descents compare
-/// two boxes by it.
-#[inline]
-fn half_area((lo, hi): Corners) -> f32 {
-    let e = hi - lo;
-    if e.cmplt(Vec3A::ZERO).any() {
-        return 0.0;
-    }
-    e.x * e.y + e.y * e.z + e.z * e.x
-}
-
 /// The two child pairs of node pair `(i, j)` (not two leaves), with their gaps: `own`'s node is
 /// opened when it is the larger box (or the only internal one), else `other`'s. The children of an
 /// internal node in pre-order are the next node and where that one's miss link points.
@@ -215,11 +205,11 @@ fn half_area((lo, hi): Corners) -> f32 {
 fn child_pairs(own: &[BvhNode], moved: &MovedNodes, i: u32, j: u32) -> [(f32, u32, u32); 2] {
     let (a, b) = (&own[i as usize], &moved.nodes[j as usize]);
     let children = |nodes: &[BvhNode], k: u32| [k + 1, nodes[k as usize + 1].miss];
-    let ca = corners(a);
-    if a.leaf_range().is_none() && (b.leaf_range().is_some() || half_area(ca) >= half_area(corners(b))) {
+    if a.leaf_range().is_none() && (b.leaf_range().is_some() || a.aabb().surface_area() >= b.aabb().surface_area()) {
         let cb = moved.corners(j);
         children(own, i).map(|c| (box_gap(corners(&own[c as usize]), cb), c, j))
     } else {
+        let ca = corners(a);
         children(moved.nodes, j).map(|c| (box_gap(ca, moved.corners(c)), i, c))
     }
 }
