@@ -276,6 +276,8 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     // interleaved step by step (`Frames::replay_interleaved`); the windowed ones (brute force at
     // scale) always each on their own.
     let mut together: Vec<(Variant, usize)> = Vec::new();
+    // The variants replayed each on their own, with their sampling.
+    let mut alone: Vec<(Variant, Sampling)> = Vec::new();
     for v in Variant::all() {
         if !opts.variant_selected(&v.key()) {
             continue;
@@ -294,19 +296,31 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
             together.push((v, stride));
             continue;
         }
-        let mut row = replay_row(&frames, cpu_backend(v.params(&params)), &v.key(), Some(v), "cpu".into(), &frames.options(), &sampling, 0..n)?;
-        for _ in 1..opts.repeat {
-            // Same poses, same results: only the times differ; keep each step's fastest.
-            let again = replay_row(&frames, cpu_backend(v.params(&params)), &v.key(), Some(v), "cpu".into(), &frames.options(), &sampling, 0..n)?;
+        alone.push((v, sampling));
+    }
+    // With `--repeat`, in rounds: every variant once, then every variant again, so a drift of the
+    // machine's speed over the minutes of the replays weighs on every variant alike. Same poses,
+    // same results: only the times differ; each step keeps its fastest.
+    let mut rows: Vec<ReplayRow> = Vec::new();
+    for round in 0..opts.repeat.max(1) {
+        for (k, (v, sampling)) in alone.iter().enumerate() {
+            let again = replay_row(&frames, cpu_backend(v.params(&params)), &v.key(), Some(*v), "cpu".into(), &frames.options(), sampling, 0..n)?;
+            if round == 0 {
+                rows.push(again);
+                continue;
+            }
+            let row = &mut rows[k];
             for (s, a) in row.steps.iter_mut().zip(&again.steps) {
                 s.ms = s.ms.min(a.ms);
             }
             row.wall_s += again.wall_s;
         }
+    }
+    for mut row in rows {
         if opts.repeat > 1 {
             row.sampling = format!("{}, fastest of {}", row.sampling, opts.repeat);
         }
-        note(format!("  replayed {} (cpu, {}): {:.1} s", v.key(), row.sampling, row.wall_s));
+        note(format!("  replayed {} (cpu, {}): {:.1} s", row.key, row.sampling, row.wall_s));
         replays.push(row);
     }
     replays.extend(replay_together(&frames, &params, &together, opts.repeat, n)?);

@@ -31,8 +31,9 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --bvh-stride N        time standard BVH variants on every N-th step (default: 1 with --quick,
                         2 otherwise)
   --measure-stride N    penetration measure (standard trace) on every N-th step (default 1 / 5)
-  --repeat N            CPU replays run N times, each on a fresh backend, and keep each step's
-                        fastest time (steadier figures on a busy machine; default 1)
+  --repeat N            CPU replays run N times, each on a fresh backend, in rounds (every variant
+                        once, then every variant again), and keep each step's fastest time
+                        (steadier figures on a busy machine; default 1)
   --interleave          replay the CPU variants timed every k-th step together, step by step
                         (the machine's drift then weighs on all alike; each variant's step then
                         follows the others', not its own previous one: colder caches)

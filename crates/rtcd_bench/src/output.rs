@@ -33,7 +33,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
 
     // Replayed rows, one line per step run.
     let mut csv = String::from(
-        "variant,backend,how,step,time_s,bodies,ms,gpu_kernel_ms,pairs,standard_pairs,iterative_pairs,standard_rays,iterative_rays,predictive_rays,iterative_hits,walk_steps,contact_rays,manifolds,cumulative_ray_length,cumulative_depth,max_depth,compared_rays,erroneous_rays,late_contacts,erroneous_pairs\n",
+        "variant,backend,how,step,time_s,bodies,ms,gpu_kernel_ms,pairs,standard_pairs,separated_pairs,iterative_pairs,standard_rays,iterative_rays,predictive_rays,iterative_hits,walk_steps,contact_rays,manifolds,cumulative_ray_length,cumulative_depth,max_depth,compared_rays,erroneous_rays,late_contacts,erroneous_pairs\n",
     );
     for row in r.replays.iter().chain(&r.gpu).chain(&r.errors) {
         for s in &row.steps {
@@ -43,7 +43,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
             });
             let _ = writeln!(
                 csv,
-                "{},{},replayed,{},{:.4},{},{:.4},{},{},{},{},{},{},{},{},{},{},{},{:.6},{:.6},{:.6},{e}",
+                "{},{},replayed,{},{:.4},{},{:.4},{},{},{},{},{},{},{},{},{},{},{},{},{:.6},{:.6},{:.6},{e}",
                 row.key,
                 row.backend.replace(',', ";"),
                 s.step,
@@ -53,6 +53,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
                 s.gpu_ms.map_or(String::new(), |g| format!("{g:.4}")),
                 m.pairs,
                 m.standard_pairs,
+                m.separated_pairs,
                 m.iterative_pairs,
                 m.standard_rays,
                 m.iterative_rays,
