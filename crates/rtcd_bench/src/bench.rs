@@ -299,20 +299,15 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         alone.push((v, sampling));
     }
     // With `--repeat`, in rounds: every variant once, then every variant again, so a drift of the
-    // machine's speed over the minutes of the replays weighs on every variant alike. Same poses,
-    // same results: only the times differ; each step keeps its fastest.
-    let mut rows: Vec<ReplayRow> = Vec::new();
-    for round in 0..opts.repeat.max(1) {
-        for (k, (v, sampling)) in alone.iter().enumerate() {
-            let again = replay_row(&frames, cpu_backend(v.params(&params)), &v.key(), Some(*v), "cpu".into(), &frames.options(), sampling, 0..n)?;
-            if round == 0 {
-                rows.push(again);
-                continue;
-            }
-            let row = &mut rows[k];
-            for (s, a) in row.steps.iter_mut().zip(&again.steps) {
-                s.ms = s.ms.min(a.ms);
-            }
+    // machine's speed over the minutes of the replays weighs on every variant alike.
+    let replay = |(v, sampling): &(Variant, Sampling)| {
+        replay_row(&frames, cpu_backend(v.params(&params)), &v.key(), Some(*v), "cpu".into(), &frames.options(), sampling, 0..n)
+    };
+    let mut rows = alone.iter().map(replay).collect::<Result<Vec<_>, _>>()?;
+    for _ in 1..opts.repeat {
+        for (row, variant) in rows.iter_mut().zip(&alone) {
+            let again = replay(variant)?;
+            keep_fastest(&mut row.steps, &again.steps);
             row.wall_s += again.wall_s;
         }
     }
@@ -439,9 +434,7 @@ fn replay_together(frames: &Frames, params: &RtcdParams, variants: &[(Variant, u
             None => run,
             Some(mut best) => {
                 for (row, again) in best.iter_mut().zip(&run) {
-                    for (s, a) in row.iter_mut().zip(again) {
-                        s.ms = s.ms.min(a.ms);
-                    }
+                    keep_fastest(row, again);
                 }
                 best
             }
@@ -462,6 +455,14 @@ fn replay_together(frames: &Frames, params: &RtcdParams, variants: &[(Variant, u
         .collect();
     note(format!("  replayed {} together (cpu, interleaved step by step, {repeat} run(s)): {wall_s:.1} s", keys.join(", ")));
     Ok(rows)
+}
+
+/// Another run of the same replay: same poses, same results, only the times differ; each step of
+/// `best` keeps the faster of its time and `again`'s.
+fn keep_fastest(best: &mut [ReplayStep], again: &[ReplayStep]) {
+    for (s, a) in best.iter_mut().zip(again) {
+        s.ms = s.ms.min(a.ms);
+    }
 }
 
 /// A factory of fresh CPU backends for [`replay_row`].
@@ -526,5 +527,15 @@ mod tests {
     fn windows_sit_in_the_middle_of_each_phase() {
         let w = vec![("all".to_string(), 0..100), ("A".into(), 0..10), ("B".into(), 10..14), ("C".into(), 14..100)];
         assert_eq!(middle_windows(&w, 6), vec![2..8, 10..14, 54..60]);
+    }
+
+    #[test]
+    fn repeated_runs_keep_each_steps_fastest_time() {
+        let run = |ms: [f64; 3]| -> Vec<ReplayStep> { ms.iter().enumerate().map(|(step, &ms)| ReplayStep { step, ms, ..Default::default() }).collect() };
+        let mut best = run([3.0, 1.0, 2.0]);
+        keep_fastest(&mut best, &run([2.0, 4.0, 2.5]));
+        keep_fastest(&mut best, &run([5.0, 0.5, 3.0]));
+        let got: Vec<(usize, f64)> = best.iter().map(|s| (s.step, s.ms)).collect();
+        assert_eq!(got, vec![(0, 2.0), (1, 0.5), (2, 2.0)]);
     }
 }
