@@ -46,8 +46,12 @@ pub struct PairState {
     pub records: [Vec<RayRecord>; 2],
     /// Steps since the last standard trace.
     pub steps_since_standard: u32,
-    /// [`separation_for_reach`] at the reference pose.
+    /// [`separation_for_reach`] at the reference pose (where the meshes are within the rays' reach,
+    /// any value up to the reach, which decides the same).
     pub separation: f32,
+    /// The BVH leaf pair (shape 1's node, shape 2's) at which the last separation descent found the
+    /// meshes within the rays' reach; checked first by the next one.
+    pub(crate) witness: [u32; 2],
 }
 
 impl PairState {
