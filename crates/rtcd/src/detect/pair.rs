@@ -332,8 +332,8 @@ pub fn separation_for_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, pa
 /// [`needs_standard_trace`] and [`separation_before_trace`] decide alike for any value up to the
 /// reach: the same steps are traced. Scene 1's replay (steps 99-120, iterative BVH, no
 /// prediction): 236 of the 373 descents a step that end within the reach end at the witness, which
-/// spares ~29 of their ~30 visits; the iterative step in phase C 0.544-0.553 → 0.521 ms (best of
-/// six per step, two runs each).
+/// spares ~29 of their ~30 visits; the iterative step in phase C 0.544-0.553 → 0.521 ms (each
+/// step's fastest of six; three runs before, two after).
 fn separation_for_reach_from(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, params: &RtcdParams, witness: &mut [u32; 2]) -> f32 {
     let g = bvh_gap_within(mesh1.bvh(), mesh2.bvh(), pos12, ray_reach(params), witness);
     // An empty mesh has no hierarchy: no bound.
@@ -344,8 +344,8 @@ fn separation_for_reach_from(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, p
 /// iterative algorithm that kept no ray record (`recordless`) and is not forced to the standard
 /// tracer, [`separation_for_reach`], and whether it puts the meshes out of the rays' reach
 /// ([`ray_reach`]): such a step traces nothing, and the records stay empty. `(None, false)`
-/// otherwise. The GPU backend decides with it, the CPU step with the same descent started from the
-/// pair's last leaf pair within reach, which decides alike ([`separation_for_reach_from`]).
+/// otherwise. The GPU backend decides with it; the CPU step uses the same descent started from the
+/// pair's last leaf pair within reach (`separation_for_reach_from`), which decides alike.
 pub fn separation_before_trace(
     input: &PairInput,
     standard: bool,
