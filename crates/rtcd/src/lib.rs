@@ -20,8 +20,8 @@
 //! - A pair without ray records is not traced when a lower bound on the distance between its meshes
 //!   ([`detect::separation_bound`], a best-first descent of both BVHs; the one kept is
 //!   [`detect::separation_for_reach`], a depth-first descent stopped as soon as it settles the
-//!   question, which on the CPU backend first checks the leaf pair where the pair's last descent
-//!   found the meshes within reach) puts them beyond the rays' reach
+//!   question, which first checks the leaf pair where the pair's last descent found the meshes
+//!   within reach) puts them beyond the rays' reach
 //!   ([`detect::ray_reach`]): its standard step casts no ray, where it would find nothing.
 //!   Until Eq. 2's displacement could have closed that gap, it takes no step at all
 //!   ([`detect::needs_standard_trace`]). No step's result changes, but the steps at which such a pair

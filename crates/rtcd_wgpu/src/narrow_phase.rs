@@ -24,7 +24,7 @@ use rtcd::{
     RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     aabb::Aabb,
     contact::{ReduceScratch, reduce_manifolds_with},
-    detect::{candidate_region, needs_standard_trace, reach_box, separation_before_trace, separation_for_reach},
+    detect::{candidate_region, needs_standard_trace, reach_box, separation_before_trace, separation_for_reach_from},
     narrow_phase::{RayDebug, RayOutcome},
 };
 use rustc_hash::FxHashSet;
@@ -358,7 +358,8 @@ impl GpuNarrowPhase {
             // As on the CPU: a pair without records whose meshes are out of the rays' reach gets a
             // standard step without rays (its records stay empty).
             let recordless = a.new || mirror.rec_counts == [0, 0];
-            let (bound, separated) = separation_before_trace(p, standard, recordless, &params, opts);
+            let mut witness = mirror.witness;
+            let (bound, separated) = separation_before_trace(p, standard, recordless, &params, opts, &mut witness);
             metrics.separated_pairs += usize::from(separated);
             let (e0, e1) = if separated {
                 (0, 0)
@@ -378,8 +379,12 @@ impl GpuNarrowPhase {
                 m.reference = Some(p.pos12);
                 // Only read for record-less pairs of the iterative algorithm (see
                 // `needs_standard_trace`); the record counts are known after the step.
-                m.separation =
-                    if params.iterative { bound.unwrap_or_else(|| separation_for_reach(p.mesh1, p.mesh2, &p.pos12, &params)) } else { 0.0 };
+                m.separation = if params.iterative {
+                    bound.unwrap_or_else(|| separation_for_reach_from(p.mesh1, p.mesh2, &p.pos12, &params, &mut witness))
+                } else {
+                    0.0
+                };
+                m.witness = witness;
             }
             metrics.new_pairs += a.new as usize;
             gpu_pairs.push(GpuPair {

@@ -22,6 +22,9 @@ pub struct SlotMirror {
     pub rec_counts: [u32; 2],
     /// [`rtcd::detect::separation_for_reach`] at the reference pose.
     pub separation: f32,
+    /// The leaf pair the pair's separation descents start from
+    /// ([`rtcd::detect::separation_for_reach_from`]).
+    pub witness: [u32; 2],
 }
 
 impl SlotMirror {

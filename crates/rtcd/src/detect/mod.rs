@@ -5,7 +5,7 @@ pub(crate) mod pair;
 
 pub use pair::{
     TraceReference, candidate_region, max_displacement, needs_standard_trace, ray_reach, reach_box, separation_before_trace, separation_bound,
-    separation_bound_beyond, separation_for_reach,
+    separation_bound_beyond, separation_for_reach, separation_for_reach_from,
 };
 
 use crate::pose::Pose;
@@ -50,7 +50,7 @@ pub struct PairState {
     /// any value up to the reach, which decides the same).
     pub separation: f32,
     /// The BVH leaf pair (shape 1's node, shape 2's) at which the last separation descent found the
-    /// meshes within the rays' reach; checked first by the next one.
+    /// meshes within the rays' reach; checked first by the next one ([`separation_for_reach_from`]).
     pub(crate) witness: [u32; 2],
 }
 

@@ -326,7 +326,9 @@ pub fn separation_for_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, pa
 }
 
 /// [`separation_for_reach`] for a pair that keeps `witness`: the BVH leaf pair (shape 1's node,
-/// shape 2's) where its last descent found the meshes within the rays' reach, updated here. When
+/// shape 2's) where its last descent found the meshes within the rays' reach (`[0, 0]` before the
+/// first, or any pair of indices that are not both leaves), updated here. Both backends keep one per
+/// pair. When
 /// that leaf pair is still within the reach, its gap is returned without a descent. The value is
 /// then at most the reach, as the descent's would be (without prediction both are 0), and
 /// [`needs_standard_trace`] and [`separation_before_trace`] decide alike for any value up to the
@@ -334,7 +336,7 @@ pub fn separation_for_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, pa
 /// prediction): 236 of the 373 descents a step that end within the reach end at the witness, which
 /// spares ~29 of their ~30 visits; the iterative step in phase C 0.544-0.553 → 0.521 ms (each
 /// step's fastest of six; three runs before, two after).
-fn separation_for_reach_from(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, params: &RtcdParams, witness: &mut [u32; 2]) -> f32 {
+pub fn separation_for_reach_from(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, params: &RtcdParams, witness: &mut [u32; 2]) -> f32 {
     let g = bvh_gap_within(mesh1.bvh(), mesh2.bvh(), pos12, ray_reach(params), witness);
     // An empty mesh has no hierarchy: no bound.
     if g.is_finite() { g } else { 0.0 }
@@ -344,19 +346,9 @@ fn separation_for_reach_from(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, p
 /// iterative algorithm that kept no ray record (`recordless`) and is not forced to the standard
 /// tracer, [`separation_for_reach`], and whether it puts the meshes out of the rays' reach
 /// ([`ray_reach`]): such a step traces nothing, and the records stay empty. `(None, false)`
-/// otherwise. The GPU backend decides with it; the CPU step uses the same descent started from the
-/// pair's last leaf pair within reach (`separation_for_reach_from`), which decides alike.
+/// otherwise. The descent starts from the pair's `witness` ([`separation_for_reach_from`]). Both
+/// backends decide with it.
 pub fn separation_before_trace(
-    input: &PairInput,
-    standard: bool,
-    recordless: bool,
-    params: &RtcdParams,
-    opts: &StepOptions,
-) -> (Option<f32>, bool) {
-    separation_before_trace_from(input, standard, recordless, params, opts, &mut [0, 0])
-}
-
-fn separation_before_trace_from(
     input: &PairInput,
     standard: bool,
     recordless: bool,
@@ -465,7 +457,7 @@ pub(crate) fn detect_pair(
     let recordless = state.records.iter().all(Vec::is_empty);
     // [`separation_before_trace`]: the bound decides the trace, and is the separation kept when the
     // trace leaves no record.
-    let (bound, separated) = separation_before_trace_from(input, standard, recordless, params, opts, &mut state.witness);
+    let (bound, separated) = separation_before_trace(input, standard, recordless, params, opts, &mut state.witness);
     let dirs = Direction::both(input);
     let mut rays = Vec::new();
     scratch.contacts.clear();
