@@ -328,8 +328,7 @@ pub fn separation_for_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, pa
 /// [`separation_for_reach`] for a pair that keeps `witness`: the BVH leaf pair (shape 1's node,
 /// shape 2's) where its last descent found the meshes within the rays' reach (`[0, 0]` before the
 /// first, or any pair of indices that are not both leaves), updated here. Both backends keep one per
-/// pair. When
-/// that leaf pair is still within the reach, its gap is returned without a descent. The value is
+/// pair. When that leaf pair is still within the reach, its gap is returned without a descent. The value is
 /// then at most the reach, as the descent's would be (without prediction both are 0), and
 /// [`needs_standard_trace`] and [`separation_before_trace`] decide alike for any value up to the
 /// reach: the same steps are traced. Scene 1's replay (steps 99-120, iterative BVH, no
@@ -752,7 +751,8 @@ mod tests {
     /// A pair's separation descents started from its last leaf pair within reach decide as fresh
     /// descents do, along a random walk of two concave meshes through contact and apart, with and
     /// without prediction: the same value beyond the reach, a value within the reach where the fresh
-    /// one is (the same 0 without prediction); and the witness does end descents.
+    /// one is (the same 0 without prediction); and the witness carries over from step to step
+    /// (a witness never updated leaves `hits` at 0).
     #[test]
     fn descents_from_the_witness_decide_as_fresh_ones() {
         let (a, b) = (mesh("torus", shapes::torus(0.5, 0.18, 32, 12)), mesh("blob", shapes::star_blob(0.5, 24, 14, 5, 0.3, 3)));
