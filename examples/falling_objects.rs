@@ -12,7 +12,7 @@
 //!
 //! Headless, it prints every 60 ticks and at the end: the narrow phase's time (from
 //! [`RtcdDiagnostics`]), contacts, the penetration of bodies into the ground (how far each body's
-//! lowest vertex is below y = 0), the bodies below the ground (centre below y = 0, or off the
+//! lowest vertex over the ground's footprint is below y = 0), the bodies below the ground (centre below y = 0, or off the
 //! ground's footprint: the summary tells those that spilled over the walls apart), and the kinetic
 //! energy (Rapier's, summed over the bodies). All are computed from the
 //! simulation as it runs. Run with `--help` for the flags.
@@ -68,8 +68,11 @@ usage: falling_objects [--headless] [--steps N] [--count N] [--backend cpu|gpu|g
   --ticks-per-frame K (with --screenshot) fixed ticks per rendered frame, 1 to 15 (default 1)
   --no-overlay        (window) start with the ray overlay off, also for --screenshot (F1 toggles it)
   --seed N            seed of the initial offsets and orientations (default 1)
-  --contact-recycling follow Rapier's contact recycling (RtcdSettings::contact_recycling): pairs that
-                      barely moved keep their contacts and are not traced (default off)";
+  --no-contact-recycling
+                      turn Rapier's contact recycling off and trace every pair every tick
+                      (RtcdSettings::contact_recycling = false); by default the plugin follows it:
+                      pairs that barely moved keep their contacts and are not traced
+  --contact-recycling follow Rapier's contact recycling (the default)";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BackendArg {
@@ -116,7 +119,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
         no_overlay: false,
         ticks_per_frame: None,
         seed: 1,
-        contact_recycling: false,
+        contact_recycling: RtcdSettings::default().contact_recycling,
     };
     fn value(flag: &str, v: Option<String>) -> Result<String, String> {
         v.filter(|v| !v.starts_with("--")).ok_or_else(|| format!("{flag} needs a value"))
@@ -130,6 +133,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
             "--headless" => a.headless = true,
             "--no-overlay" => a.no_overlay = true,
             "--contact-recycling" => a.contact_recycling = true,
+            "--no-contact-recycling" => a.contact_recycling = false,
             "--steps" => a.steps = Some(number("--steps", it.next())?),
             "--count" => a.count = number("--count", it.next())?,
             "--frames" => a.frames = Some(number("--frames", it.next())?),
@@ -260,7 +264,8 @@ struct TickFigures {
     tick_ms: f64,
     pairs: usize,
     contacts: u64,
-    /// Deepest penetration of a body into the ground (m): how far its lowest vertex is below y = 0.
+    /// Deepest penetration of a body into the ground (m): how far its lowest vertex over the ground's
+    /// footprint is below y = 0.
     max_penetration: f32,
     /// Mean over the bodies whose lowest vertex is below y = 0.
     mean_penetration: f32,
@@ -327,7 +332,14 @@ fn tick_end(
         if p.y > mesh.max_radius() || !scene.ground.over_slab(p) {
             continue; // cannot reach y = 0 (or is not over the ground)
         }
-        let lowest = mesh.positions().iter().map(|v| (t.rotation * *v).y).fold(f32::INFINITY, f32::min) + p.y;
+        // Only vertices over the slab: a body tipping over its edge (after spilling over a wall) hangs
+        // below y = 0 beside the ground, not in it.
+        let lowest = mesh
+            .positions()
+            .iter()
+            .map(|v| t.rotation * *v + p)
+            .filter(|w| scene.ground.over_slab(*w))
+            .fold(f32::INFINITY, |m, w| m.min(w.y));
         if lowest < 0.0 {
             f.on_ground += 1;
             sum += -lowest;
@@ -492,7 +504,11 @@ fn run_headless(args: Args, scene: Scene, start: Instant) -> ExitCode {
         MESHES.join(", "),
         args.backend,
         if pipelined { " (render plugins, no window)" } else { "" },
-        if args.contact_recycling { ", following Rapier's contact recycling" } else { "" }
+        match (args.contact_recycling, pipelined) {
+            (true, false) => ", following Rapier's contact recycling",
+            (true, true) => ", contact recycling off (the pipelined mode's results are a tick old: it cannot follow it)",
+            (false, _) => ", contact recycling off",
+        }
     );
     let sim_start = Instant::now();
     // The first update starts the clock; after it every update runs exactly one fixed tick.

@@ -20,7 +20,8 @@ pub struct RtcdDiagnostics {
     pub gpu_time: Option<Duration>,
     /// Pairs ray traced.
     pub pairs: usize,
-    /// Pairs Rapier recycled this tick, not traced ([`RtcdSettings::contact_recycling`](crate::RtcdSettings::contact_recycling)).
+    /// Pairs Rapier recycled this tick: their contacts are kept, nothing is handed over
+    /// ([`RtcdSettings::contact_recycling`](crate::RtcdSettings::contact_recycling)).
     pub held_pairs: usize,
     /// Rays traced by the standard tracer.
     pub standard_rays: u64,
@@ -32,7 +33,8 @@ pub struct RtcdDiagnostics {
     pub iterative_hit_rate: f64,
     /// Vertex rays in contact.
     pub contact_rays: u64,
-    /// Contact points handed to Rapier's solver.
+    /// Contact points Rapier's solver holds from us this tick: those handed over now, plus those
+    /// Rapier keeps for the pairs it recycles (their last results).
     pub contacts: u64,
     /// Deepest re-projected penetration.
     pub max_depth: f32,
@@ -75,13 +77,13 @@ impl RtcdDiagnostics {
             narrow_phase_time: m.total_time(),
             gpu_time: n.gpu_time,
             pairs: n.pairs,
-            held_pairs: n.held_pairs,
+            held_pairs: m.held_pairs,
             standard_rays: n.standard_rays,
             iterative_rays: n.iterative_rays,
             predictive_rays: n.predictive_rays,
             iterative_hit_rate: n.iterative_hit_rate(),
             contact_rays: n.contact_rays,
-            contacts: m.manifold_points as u64,
+            contacts: (m.manifold_points + m.held_points) as u64,
             max_depth: n.max_depth,
             cache_misses: m.cache.misses,
         }

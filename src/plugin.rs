@@ -130,9 +130,10 @@ impl Plugin for RtcdPlugin {
     }
 }
 
-/// Our dispatcher in front of Rapier's default one, and contact recycling off (every pair must
-/// reach the dispatcher every step) unless the batch follows it ([`RtcdSettings::contact_recycling`]),
-/// on the default context, before any collider enters it.
+/// Our dispatcher in front of Rapier's default one, on the default context, before any collider
+/// enters it. Rapier's contact recycling stays on when the batch follows it
+/// ([`RtcdSettings::contact_recycling`], the default); else it is turned off, so that every pair
+/// reaches the dispatcher every step.
 fn install_narrow_phase(
     mut commands: Commands,
     state: Res<RtcdNarrowPhase>,

@@ -242,7 +242,7 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         note(format!("  {label}: {:.1} s (set-up {:.1} ms){misses}", run.wall.as_secs_f64(), run.setup_time.as_secs_f64() * 1e3));
         Ok(run)
     };
-    let main = sim("rtcd", Setup::Rtcd(params, None, false))?;
+    let main = sim(crate::report::MAIN_LABEL, Setup::Rtcd(params, None, None))?;
     let n = main.steps.len();
     let phases = (scene.id == SceneId::Avalanche).then(|| Phases::detect(&main.steps));
     let mut windows = vec![("all".to_string(), 0..n)];
@@ -252,13 +252,21 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     }
     let mut comparisons = Vec::new();
     for (name, label, setup) in [
-        ("nopred", "rtcd, no prediction", Setup::Rtcd(RtcdParams { prediction: false, ..params }, None, false)),
-        ("noreproj", "rtcd, no re-projection", Setup::Rtcd(RtcdParams { reprojection: false, ..params }, None, false)),
-        ("recycle", crate::report::RECYCLE_LABEL, Setup::Rtcd(params, None, true)),
+        ("nopred", "rtcd, no prediction", Setup::Rtcd(RtcdParams { prediction: false, ..params }, None, None)),
+        ("noreproj", "rtcd, no re-projection", Setup::Rtcd(RtcdParams { reprojection: false, ..params }, None, None)),
+        (
+            "recycle",
+            crate::report::RECYCLE_LABEL,
+            Setup::Rtcd(
+                params,
+                None,
+                Some(opts.recycle_distance.unwrap_or(rtcd_rapier::rapier3d::dynamics::IntegrationParameters::default().normalized_contact_recycle_distance)),
+            ),
+        ),
         (
             "widespec",
             "rtcd, speculative groups within 30°",
-            Setup::Rtcd(params, Some(WIDE_SPECULATIVE_ANGLE_DEG.to_radians()), false),
+            Setup::Rtcd(params, Some(WIDE_SPECULATIVE_ANGLE_DEG.to_radians()), None),
         ),
         ("trimesh", "Rapier trimesh", Setup::TriMesh),
         ("vhacd", "V-HACD", Setup::Vhacd),

@@ -14,10 +14,13 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --variants LIST       narrow-phase variants replayed, by substring of their key, comma-separated:
                         keys are {standard,iterative}-{brute,bvh}/{pred,nopred}; e.g. `bvh` or
                         `iterative-bvh/pred,standard-bvh/pred`; `none` skips replays (default: all 8)
-  --compare LIST        simulated set-ups besides rtcd: trimesh, vhacd, nopred, noreproj, recycle
-                        (rtcd with Rapier's contact recycling on, the batch holding recycled pairs),
-                        widespec (speculative contact groups within 30° instead of 5°; not in the
+  --compare LIST        simulated set-ups besides the main one (rtcd with Rapier's contact
+                        recycling off, whose poses the replays trace): trimesh, vhacd, nopred,
+                        noreproj, recycle (rtcd following Rapier's contact recycling, the batch
+                        holding recycled pairs: the plugin's default set-up), widespec (speculative contact groups within 30° instead of 5°; not in the
                         default list), or none (default: all but widespec)
+  --recycle-distance D  Rapier's normalized_contact_recycle_distance for the `recycle` set-up
+                        (default: Rapier's, 0.05, i.e. 5 cm)
   --gpu MODE            auto (default): GPU rows when an adapter exists, on a software adapter
                         (lavapipe) only at --quick scale unless --gpu-steps is given; on; off
   --gpu-steps N         GPU rows replay the first N steps only (0: all)
@@ -57,6 +60,8 @@ pub struct Options {
     pub variants: Vec<String>,
     /// Simulated comparisons.
     pub compare: Vec<String>,
+    /// Rapier's `normalized_contact_recycle_distance` for the `recycle` set-up (`None`: Rapier's).
+    pub recycle_distance: Option<f32>,
     /// GPU mode: auto, on, off.
     pub gpu: String,
     /// GPU step limit (0: all).
@@ -104,6 +109,7 @@ impl Options {
             scenes: vec![1, 2],
             variants: Vec::new(),
             compare: ["trimesh", "vhacd", "nopred", "noreproj", "recycle"].map(String::from).to_vec(),
+            recycle_distance: None,
             gpu: "auto".into(),
             gpu_steps: None,
             brute_stride: 1,
@@ -171,6 +177,15 @@ impl Options {
                 "--out" => o.out = PathBuf::from(value()?),
                 "--assets" => o.assets = PathBuf::from(value()?),
                 "--threads" => o.threads = Some(num(value()?)?),
+                "--recycle-distance" => {
+                    let v = value()?;
+                    o.recycle_distance = Some(
+                        v.parse::<f32>()
+                            .ok()
+                            .filter(|d| d.is_finite() && *d >= 0.0)
+                            .ok_or_else(|| format!("--recycle-distance: not a distance >= 0: {v}"))?,
+                    );
+                }
                 "--json" => o.json = true,
                 "-h" | "--help" => return Err(USAGE.to_string()),
                 _ => return Err(format!("unknown flag {a}\n\n{USAGE}")),
@@ -233,5 +248,8 @@ mod tests {
         assert!(parse("--compare bullet").is_err());
         assert!(parse("--threads").is_err());
         assert!(parse("--bogus").is_err());
+        assert_eq!(parse("--recycle-distance 0.01").unwrap().recycle_distance, Some(0.01));
+        assert!(parse("--recycle-distance -1").is_err());
+        assert!(parse("--recycle-distance x").is_err());
     }
 }

@@ -50,9 +50,10 @@ use crate::scene::{DT, Scene, Spawn};
 pub enum Setup {
     /// Our narrow phase on the CPU backend with these parameters and, if set, this
     /// [`CacheSettings::speculative_angle`](rtcd_rapier::CacheSettings::speculative_angle) (radians);
-    /// `true`: with Rapier's contact recycling (its default, as the other set-ups have it), the batch
-    /// holding the pairs Rapier recycles ([`RtcdDriver::detect_recycling`]).
-    Rtcd(RtcdParams, Option<f32>, bool),
+    /// `Some(d)`: with Rapier's contact recycling (its default, as the other set-ups have it) at
+    /// `normalized_contact_recycle_distance` `d`, the batch holding the pairs Rapier recycles
+    /// ([`RtcdDriver::detect_recycling`]); `None`: recycling off.
+    Rtcd(RtcdParams, Option<f32>, Option<f32>),
     /// Rapier's trimesh colliders.
     TriMesh,
     /// V-HACD convex decomposition.
@@ -271,8 +272,10 @@ impl World {
                     inner: driver.dispatcher().chain(parry3d::query::DefaultQueryDispatcher),
                     clock: clock.clone(),
                 };
-                let params =
-                    if recycling { IntegrationParameters::default() } else { rtcd_rapier::integration_parameters() };
+                let params = match recycling {
+                    Some(d) => IntegrationParameters { normalized_contact_recycle_distance: d, ..Default::default() },
+                    None => rtcd_rapier::integration_parameters(),
+                };
                 (NarrowPhase::with_query_dispatcher(dispatcher), params, Some(driver))
             }
             Setup::TriMesh | Setup::Vhacd => {
@@ -332,7 +335,7 @@ impl World {
                 } else {
                     d.detect(&self.bodies, &self.colliders, self.params.prediction_distance())
                 };
-                (m.detect_time, m.broad_phase_time, m.narrow_phase.time, m.batch_pairs, m.narrow_phase.held_pairs)
+                (m.detect_time, m.broad_phase_time, m.narrow_phase.time, m.batch_pairs, m.held_pairs)
             }
             None => (Duration::ZERO, Duration::ZERO, Duration::ZERO, 0, 0),
         };

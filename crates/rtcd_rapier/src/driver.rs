@@ -118,6 +118,8 @@ pub struct Batch {
     recycling: bool,
     /// Rapier's prediction distance: points closer (less the skins) become solver contacts.
     solver_distance: f32,
+    /// Points Rapier keeps for the held pairs (see [`RtcdMetrics::held_points`]).
+    held_points: usize,
     colliders: usize,
     broad_phase_time: std::time::Duration,
 }
@@ -235,6 +237,8 @@ struct Mirror {
     /// The results handed over then had a point within Rapier's prediction distance (an active
     /// contact for Rapier's solver).
     active: bool,
+    /// Points handed over then (Rapier keeps them while it recycles the pair).
+    points: u32,
     /// What the batch knows of Rapier's pair since that update: from the dispatcher's call for
     /// active results, else read from Rapier's pair when the test needed it.
     rapier: Option<RapierPair>,
@@ -282,6 +286,8 @@ struct Published {
     pose2: Pose,
     hold: bool,
     active: bool,
+    /// Points of its results.
+    points: u32,
     /// Its results went to the cache.
     cached: bool,
     /// The reference the batch held the pair by (unchanged if Rapier recycles it).
@@ -601,6 +607,7 @@ impl RtcdDriver {
         let (mut held_keys, mut held) = (Vec::with_capacity(self.candidates.len()), Vec::with_capacity(self.candidates.len()));
         let mut pairs: Vec<BatchPair> = Vec::with_capacity(self.candidates.len());
         let mut batch_prediction = prediction;
+        let mut held_points = 0;
         for &(i, j) in &self.candidates {
             let Some((e1, e2, cache_key)) = batch_pair(&self.entries, i, j) else { continue };
             // Rapier's prediction for the pair: the distance plus both contact skins.
@@ -634,6 +641,9 @@ impl RtcdDriver {
                 mirror = None;
             }
             let hold = update != RapierUpdate::Full && !shared;
+            if hold {
+                held_points += mirror.map_or(0, |m| m.points as usize);
+            }
             if hold && by_key {
                 held_keys.push(key);
                 // A held pair's mirror stays where it is (with what `rapier_update` learnt), for the
@@ -669,6 +679,7 @@ impl RtcdDriver {
             record_rays: self.settings.record_rays,
             recycling: recycle.is_some(),
             solver_distance: prediction,
+            held_points,
             colliders: self.entries.len(),
             broad_phase_time: start.elapsed(),
         }
@@ -731,7 +742,7 @@ impl RtcdDriver {
                 // the batch would read of Rapier's pair is known.
                 Some(used) if used && !p.hold => {
                     let rapier = p.active.then_some(RapierPair { same_order: f & SWAPPED == 0, active: true });
-                    Some(Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, rapier })
+                    Some(Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, points: p.points, rapier })
                 }
                 Some(_) => None,
             };
@@ -792,6 +803,7 @@ impl RtcdDriver {
                 mirror: p.mirror,
                 cached: m.is_some(),
                 active: m.iter().flatten().flat_map(|m| &m.points).any(|c| c.dist < batch.solver_distance + p.skins),
+                points: m.iter().flatten().map(|m| m.points.len() as u32).sum(),
             }));
         }
         let (mut manifold_count, mut point_count) = (0, 0);
@@ -820,6 +832,8 @@ impl RtcdDriver {
             narrow_phase: out.metrics,
             manifolds: manifold_count,
             manifold_points: point_count,
+            held_points: batch.held_points,
+            held_pairs: batch.held_keys.len() + batch.pairs.iter().filter(|p| p.hold).count(),
             cache: Default::default(),
             broad_phase_time: batch.broad_phase_time,
             // Compute time: the broad phase, the backend's step and this publishing (in pipelined use

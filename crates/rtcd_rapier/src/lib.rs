@@ -27,7 +27,8 @@
 //! meshes come to rest and sleep. Call [`configure_integration_parameters`] (contact recycling off)
 //! and install the narrow phase before adding colliders; or keep Rapier's contact recycling and call
 //! [`RtcdDriver::detect_recycling`] instead of `detect`: the batch then skips the pairs Rapier
-//! recycles.
+//! recycles (what the Bevy plugin does by default: 2.5x less narrow-phase time on the bench's
+//! resting pile, and Rapier's recycling stays on for every other pair).
 //!
 //! ```no_run
 //! use std::sync::Arc;

@@ -28,6 +28,17 @@ pub struct RtcdMetrics {
     /// Their points: the contact points Rapier's solver gets from the batch this step (each within
     /// its pair's prediction distance).
     pub manifold_points: usize,
+    /// Pairs the batch held because Rapier recycles them this step
+    /// ([`RtcdDriver::detect_recycling`](crate::RtcdDriver::detect_recycling)): nothing of theirs is
+    /// published. The CPU backend does not trace them (its [`StepMetrics::held_pairs`] counts them
+    /// too); the GPU backend traces them anyway, to keep its per-pair records in one compacted
+    /// buffer, and its results for them are dropped.
+    pub held_pairs: usize,
+    /// Contact points Rapier keeps this step for the pairs it recycles (the batch held them,
+    /// [`RtcdDriver::detect_recycling`](crate::RtcdDriver::detect_recycling)): the points the batch
+    /// handed over at each held pair's last update. With [`Self::manifold_points`], every point
+    /// Rapier's solver holds from us.
+    pub held_points: usize,
     /// What the dispatcher did during Rapier's step: pairs served from the batch (hits), computed on
     /// the spot (misses), refreshed, or skipped as separated.
     pub cache: CacheCounters,

@@ -281,15 +281,25 @@ fn recycled_pairs_are_held_and_moved_ones_traced() {
     w.params.contact_recycling = true;
     w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
     let body = w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 0.8, 0.0)).can_sleep(false));
-    w.colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut w.bodies);
-    let (mut held, mut misses) = (0, 0);
+    let blob = w.colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut w.bodies);
+    let (mut held, mut misses, mut held_points) = (0, 0, 0);
     // The blob rocks for about 2.5 s before it settles.
-    for _ in 0..300 {
+    for tick in 0..300 {
         w.step();
         let m = w.driver.as_ref().unwrap().metrics();
         held += m.narrow_phase.held_pairs;
         misses += m.cache.misses;
+        held_points += m.held_points;
+        assert_eq!(m.held_pairs, m.narrow_phase.held_pairs, "tick {tick}: the CPU backend traced no held pair");
+        // The points handed over this tick and those Rapier kept for the recycled pair are the
+        // points Rapier holds.
+        let rapier: usize = w.narrow_phase.contact_pairs_with(blob).flat_map(|cp| &cp.manifolds).map(|m| m.points.len()).sum();
+        assert_eq!(m.manifold_points + m.held_points, rapier, "tick {tick}");
+        if m.narrow_phase.held_pairs == 0 {
+            assert_eq!(m.held_points, 0, "tick {tick}");
+        }
     }
+    assert!(held_points > 0);
     let lowest = lowest_vertex(&mesh, &w.pose(body));
     println!("resting blob with contact recycling: held in {held} of 300 ticks, {misses} misses, lowest vertex {lowest}");
     assert!(held > 60, "held in {held} ticks");
