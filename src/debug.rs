@@ -1,6 +1,11 @@
 //! [`RtcdDebugPlugin`]: a gizmo overlay of the last tick's rays, coloured by kind (standard,
 //! iterative, predictive, rejected), and of the contacts handed to Rapier (normals scaled by depth).
 //! Toggled with a key (F1 by default) or [`RtcdDebugSettings::enabled`].
+//!
+//! Only what the tick traced is drawn: with Rapier's contact recycling followed (the default,
+//! [`RtcdSettings::contact_recycling`]), a pair Rapier recycles keeps its contacts untraced and
+//! shows neither rays nor contacts until it moves; set `contact_recycling: false` to see every
+//! pair's rays every tick.
 
 use bevy::{color::palettes::css, prelude::*};
 use rtcd::{RayKind, narrow_phase::RayOutcome};
