@@ -251,18 +251,14 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         None => windows.push(("peak".into(), n.saturating_sub(60)..n)),
     }
     let mut comparisons = Vec::new();
+    // Rapier's own recycle distance unless `--recycle-distance` sets one.
+    let recycle_distance = opts
+        .recycle_distance
+        .unwrap_or(rtcd_rapier::rapier3d::dynamics::IntegrationParameters::default().normalized_contact_recycle_distance);
     for (name, label, setup) in [
         ("nopred", "rtcd, no prediction", Setup::Rtcd(RtcdParams { prediction: false, ..params }, None, None)),
         ("noreproj", "rtcd, no re-projection", Setup::Rtcd(RtcdParams { reprojection: false, ..params }, None, None)),
-        (
-            "recycle",
-            crate::report::RECYCLE_LABEL,
-            Setup::Rtcd(
-                params,
-                None,
-                Some(opts.recycle_distance.unwrap_or(rtcd_rapier::rapier3d::dynamics::IntegrationParameters::default().normalized_contact_recycle_distance)),
-            ),
-        ),
+        ("recycle", crate::report::RECYCLE_LABEL, Setup::Rtcd(params, None, Some(recycle_distance))),
         (
             "widespec",
             "rtcd, speculative groups within 30°",

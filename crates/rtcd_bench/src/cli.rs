@@ -17,8 +17,9 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --compare LIST        simulated set-ups besides the main one (rtcd with Rapier's contact
                         recycling off, whose poses the replays trace): trimesh, vhacd, nopred,
                         noreproj, recycle (rtcd following Rapier's contact recycling, the batch
-                        holding recycled pairs: the plugin's default set-up), widespec (speculative contact groups within 30° instead of 5°; not in the
-                        default list), or none (default: all but widespec)
+                        holding recycled pairs: the plugin's default set-up), widespec
+                        (speculative contact groups within 30° instead of 5°; not in the default
+                        list), or none (default: all but widespec)
   --recycle-distance D  Rapier's normalized_contact_recycle_distance for the `recycle` set-up
                         (default: Rapier's, 0.05, i.e. 5 cm)
   --gpu MODE            auto (default): GPU rows when an adapter exists, on a software adapter
