@@ -375,11 +375,11 @@ pub fn targets(results: &[SceneResult]) -> Vec<(String, Option<bool>, String)> {
         let key = Variant { tracer: TracerKind::Bvh, iterative: true, prediction: true }.key();
         let replayed = r.replay(&key).and_then(|row| row.mean_ms(w));
         // The plugin's default set-up when simulated, else the main one (recycling off).
+        let off = r.sims.first().and_then(|s| s.narrow_ms(w));
         let (simulated, how) = match sim(r, RECYCLE_LABEL).and_then(|s| s.narrow_ms(w)) {
             Some(v) => (Some(v), "following recycling (default)"),
-            None => (r.sims.first().and_then(|s| s.narrow_ms(w)), "recycling off"),
+            None => (off, "recycling off"),
         };
-        let off = r.sims.first().and_then(|s| s.narrow_ms(w));
         let best = r
             .replays
             .iter()
