@@ -804,6 +804,9 @@ mod tests {
             let key = |k: u64| PairKey::new(k, k + 100);
             let opts = StepOptions::default();
             let mut keys: Vec<u64> = (0..24).collect();
+            // Keys given more than once at some step: which copy ran, was held or failed depended
+            // on the order, and so does their state from then on.
+            let mut repeated = std::collections::HashSet::<u64>::new();
             for (step, edits) in steps.iter().enumerate() {
                 let (mut nan, mut hold, mut held) = (Vec::new(), Vec::new(), Vec::new());
                 for e in edits {
@@ -821,11 +824,15 @@ mod tests {
                             let n = keys.len();
                             keys.swap(at(i, n), at(j, n));
                         }
-                        Edit::Nan(i) => nan.push(at(i, keys.len())),
-                        Edit::Hold(i) => hold.push(at(i, keys.len())),
-                        Edit::HoldKey(i) => held.push(at(i, keys.len())),
+                        Edit::Nan(i) => nan.push(i),
+                        Edit::Hold(i) => hold.push(i),
+                        Edit::HoldKey(i) => held.push(i),
                         _ => {}
                     }
+                }
+                // Those three name a place in the step's final list.
+                for v in [&mut nan, &mut hold, &mut held] {
+                    v.iter_mut().for_each(|i| *i %= keys.len().max(1));
                 }
                 let pose = |i: usize, k: u64| {
                     let y = if nan.contains(&i) { f32::NAN } else { 0.99 - 0.004 * (step % 5) as f32 };
@@ -841,14 +848,16 @@ mod tests {
                 let mut other = input.clone();
                 other.rotate_left(step % input.len().max(1) + 1);
                 let (x, y) = (np.step_with_held(&input, &held, &opts), turned.step_with_held(&other, &held, &opts));
-                proptest::prop_assert_eq!(x.metrics.held_pairs, y.metrics.held_pairs, "step {}", step);
+                let once = |k: &u64| keys.iter().filter(|&j| j == k).count() == 1;
+                repeated.extend(keys.iter().filter(|k| !once(k)));
+                if keys.iter().all(once) {
+                    proptest::prop_assert_eq!(x.metrics.held_pairs, y.metrics.held_pairs, "step {}", step);
+                }
                 let (checked, _) = check_pairs(&input);
                 for (o, c) in x.pairs.iter().zip(&checked) {
                     proptest::prop_assert_eq!(o.error.as_ref().map(std::mem::discriminant), c.error.as_ref().map(std::mem::discriminant), "step {}", step);
                 }
-                // A repeated key's outputs in the rotated input may fail at another copy: compare
-                // the keys given once.
-                for (i, o) in x.pairs.iter().enumerate().filter(|(_, o)| keys.iter().filter(|&&k| key(k) == o.key).count() == 1 && !held.contains(&o.key)) {
+                for (i, o) in x.pairs.iter().enumerate().filter(|(_, o)| !repeated.contains(&(o.key.a)) && !held.contains(&o.key)) {
                     let p = y.pairs.iter().find(|p| p.key == o.key).unwrap();
                     proptest::prop_assert_eq!((o.mode, &o.manifolds, o.error.is_some()), (p.mode, &p.manifolds, p.error.is_some()), "step {} input {}", step, i);
                     let (sx, sy) = (np.pair_state(&o.key), turned.pair_state(&o.key));
