@@ -146,7 +146,11 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, Stri
                     "cpu" => BackendArg::Cpu,
                     "gpu" | "gpu-immediate" => BackendArg::Gpu,
                     "gpu-pipelined" => BackendArg::GpuPipelined,
-                    other => return Err(format!("--backend: unknown backend `{other}` (expected cpu, gpu, gpu-pipelined or auto)")),
+                    other => {
+                        return Err(format!(
+                            "--backend: unknown backend `{other}` (expected cpu, gpu, gpu-pipelined or auto)"
+                        ));
+                    }
                 }
             }
             "-h" | "--help" => return Ok(None),
@@ -203,12 +207,17 @@ impl Scene {
             .map(|k| {
                 let (x, z, y) = (k % side, (k / side) % side, k / (side * side));
                 let jitter = Vec3::new(rng.random_range(-0.03..0.03), 0.0, rng.random_range(-0.03..0.03));
-                let translation = Vec3::new((x as f32 - half) * spacing, 1.0 + radius + y as f32 * spacing, (z as f32 - half) * spacing);
+                let translation = Vec3::new(
+                    (x as f32 - half) * spacing,
+                    1.0 + radius + y as f32 * spacing,
+                    (z as f32 - half) * spacing,
+                );
                 // A uniformly random orientation (Shoemake).
                 let (u1, u2, u3): (f32, f32, f32) = (rng.random(), rng.random(), rng.random());
                 let (a, b) = (std::f32::consts::TAU * u2, std::f32::consts::TAU * u3);
                 let (s1, s2) = ((1.0 - u1).sqrt(), u1.sqrt());
-                let rotation = Quat::from_xyzw(s1 * a.sin(), s1 * a.cos(), s2 * b.sin(), s2 * b.cos()).normalize();
+                let rotation =
+                    Quat::from_xyzw(s1 * a.sin(), s1 * a.cos(), s2 * b.sin(), s2 * b.cos()).normalize();
                 (k % meshes.len(), Transform::from_translation(translation + jitter).with_rotation(rotation))
             })
             .collect();
@@ -234,13 +243,17 @@ fn spawn_scene(
     };
     scene.ground.spawn(&mut commands, render.as_mut().map(|(m, s)| (&mut **m, &mut **s)));
     let looks = render.as_mut().map(|(m, s)| {
-        let colours = [Color::srgb(0.85, 0.45, 0.2), Color::srgb(0.3, 0.6, 0.85), Color::srgb(0.55, 0.8, 0.35)];
+        let colours =
+            [Color::srgb(0.85, 0.45, 0.2), Color::srgb(0.3, 0.6, 0.85), Color::srgb(0.55, 0.8, 0.35)];
         scene
             .meshes
             .iter()
             .zip(colours)
             .map(|(mesh, c)| {
-                (m.add(common::render_mesh(mesh)), s.add(StandardMaterial { base_color: c, perceptual_roughness: 0.6, ..default() }))
+                (
+                    m.add(common::render_mesh(mesh)),
+                    s.add(StandardMaterial { base_color: c, perceptual_roughness: 0.6, ..default() }),
+                )
             })
             .collect::<Vec<_>>()
     });
@@ -347,8 +360,9 @@ fn tick_end(
         }
     }
     f.mean_penetration = if f.on_ground > 0 { sum / f.on_ground as f32 } else { 0.0 };
-    f.kinetic_energy =
-        rapier.single().map_or(0.0, |r| r.bodies.iter().filter(|(_, b)| b.is_dynamic()).map(|(_, b)| b.kinetic_energy()).sum());
+    f.kinetic_energy = rapier.single().map_or(0.0, |r| {
+        r.bodies.iter().filter(|(_, b)| b.is_dynamic()).map(|(_, b)| b.kinetic_energy()).sum()
+    });
     let tick = stats.ticks;
     if f.max_penetration > stats.max_penetration.0 {
         stats.max_penetration = (f.max_penetration, tick);
@@ -385,8 +399,11 @@ fn tick_end(
 impl Stats {
     fn summary(&self, args: &Args, backend: &str, setup: Duration, run: Duration, total: Duration) -> String {
         let n = self.narrow_phase_ms.len().max(1) as f64;
-        let (np_mean, tick_mean) = (self.narrow_phase_ms.iter().sum::<f64>() / n, self.tick_ms.iter().sum::<f64>() / n);
-        let argmax = |v: &[f64]| v.iter().enumerate().fold((0.0f64, 0usize), |m, (i, &x)| if x > m.0 { (x, i + 1) } else { m });
+        let (np_mean, tick_mean) =
+            (self.narrow_phase_ms.iter().sum::<f64>() / n, self.tick_ms.iter().sum::<f64>() / n);
+        let argmax = |v: &[f64]| {
+            v.iter().enumerate().fold((0.0f64, 0usize), |m, (i, &x)| if x > m.0 { (x, i + 1) } else { m })
+        };
         let (np_max, np_at) = argmax(&self.narrow_phase_ms);
         let (tick_max, tick_at) = argmax(&self.tick_ms);
         let size = self.sizes.values().copied().fold(f32::INFINITY, f32::min);
@@ -460,7 +477,10 @@ fn add_simulation(app: &mut App, args: &Args, scene: Scene) {
 }
 
 fn backend_name(app: &App) -> String {
-    app.world().resource::<RtcdNarrowPhase>().active_backend().map_or_else(|| "(not started)".into(), |b| b.to_string())
+    app.world()
+        .resource::<RtcdNarrowPhase>()
+        .active_backend()
+        .map_or_else(|| "(not started)".into(), |b| b.to_string())
 }
 
 /// Headless: no window; the render plugins only for the pipelined GPU mode (it runs in the render
@@ -473,16 +493,25 @@ fn run_headless(args: Args, scene: Scene, start: Instant) -> ExitCode {
         // Bevy panics at start-up without an adapter ("Unable to find a GPU!"): check first.
         let options = rtcd_wgpu::DeviceOptions { backends: wgpu::Backends::VULKAN, ..default() };
         if let Err(e) = rtcd_wgpu::create_device(&options) {
-            eprintln!("falling_objects: no Vulkan adapter for the render plugins ({e}); running without them (the plugin falls back)");
+            eprintln!(
+                "falling_objects: no Vulkan adapter for the render plugins ({e}); running without them (the plugin falls back)"
+            );
             pipelined = false;
         }
     }
     if pipelined {
         app.add_plugins(
             DefaultPlugins
-                .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
+                .set(WindowPlugin {
+                    primary_window: None,
+                    exit_condition: ExitCondition::DontExit,
+                    ..default()
+                })
                 .set(RenderPlugin {
-                    render_creation: RenderCreation::Automatic(Box::new(WgpuSettings { backends: Some(Backends::VULKAN), ..default() })),
+                    render_creation: RenderCreation::Automatic(Box::new(WgpuSettings {
+                        backends: Some(Backends::VULKAN),
+                        ..default()
+                    })),
                     ..default()
                 })
                 .disable::<WinitPlugin>(),
@@ -506,7 +535,8 @@ fn run_headless(args: Args, scene: Scene, start: Instant) -> ExitCode {
         if pipelined { " (render plugins, no window)" } else { "" },
         match (args.contact_recycling, pipelined) {
             (true, false) => ", following Rapier's contact recycling",
-            (true, true) => ", contact recycling off (the pipelined mode's results are a tick old: it cannot follow it)",
+            (true, true) =>
+                ", contact recycling off (the pipelined mode's results are a tick old: it cannot follow it)",
             (false, _) => ", contact recycling off",
         }
     );
@@ -584,7 +614,10 @@ fn windowed_control(
         if due && !w.shot_requested {
             w.shot_requested = true;
             let per_frame = w.start.elapsed().as_secs_f64() / w.frames as f64;
-            info!("falling_objects: screenshot at frame {}, tick {} ({per_frame:.2} s per frame so far)", w.frames, stats.ticks);
+            info!(
+                "falling_objects: screenshot at frame {}, tick {} ({per_frame:.2} s per frame so far)",
+                w.frames, stats.ticks
+            );
             commands.spawn(Screenshot::primary_window()).observe(save_to_disk(path)).observe(
                 |_: On<ScreenshotCaptured>, mut exit: MessageWriter<AppExit>| {
                     exit.write(AppExit::Success);
@@ -599,7 +632,10 @@ fn windowed_control(
         w.done = true;
         let backend = state.active_backend().map_or_else(|| "(not started)".into(), |b| b.to_string());
         let sim_start = w.sim_start.unwrap_or(w.start);
-        println!("{}", stats.summary(&w.args, &backend, sim_start - w.start, sim_start.elapsed(), w.start.elapsed()));
+        println!(
+            "{}",
+            stats.summary(&w.args, &backend, sim_start - w.start, sim_start.elapsed(), w.start.elapsed())
+        );
         exit.write(AppExit::Success);
     }
 }
@@ -628,7 +664,11 @@ fn run_windowed(args: Args, scene: Scene, start: Instant) -> ExitCode {
     .add_plugins(DiagnosticsPanelPlugin)
     .insert_resource(Windowed { args, start, sim_start: None, frames: 0, shot_requested: false, done: false })
     .add_systems(Startup, move |mut commands: Commands| {
-        common::spawn_camera(&mut commands, Vec3::new(1.25 * half, 0.45 * top + 2.0, 2.1 * half), Vec3::new(0.0, 0.8, 0.0));
+        common::spawn_camera(
+            &mut commands,
+            Vec3::new(1.25 * half, 0.45 * top + 2.0, 2.1 * half),
+            Vec3::new(0.0, 0.8, 0.0),
+        );
         common::spawn_lights(&mut commands, extent);
     })
     .add_systems(Update, windowed_control);

@@ -34,9 +34,11 @@ impl std::fmt::Display for ActiveBackend {
 /// A wgpu device from Bevy's renderer when the app has one (its resources are also in the main
 /// world), else a headless one the plugin creates.
 pub(crate) fn gpu_device(world: &World) -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), String> {
-    if let (Some(device), Some(queue), Some(info)) =
-        (world.get_resource::<RenderDevice>(), world.get_resource::<RenderQueue>(), world.get_resource::<RenderAdapterInfo>())
-    {
+    if let (Some(device), Some(queue), Some(info)) = (
+        world.get_resource::<RenderDevice>(),
+        world.get_resource::<RenderQueue>(),
+        world.get_resource::<RenderAdapterInfo>(),
+    ) {
         let q: &wgpu::Queue = queue;
         let i: &wgpu::AdapterInfo = info;
         return Ok((device.wgpu_device().clone(), q.clone(), i.clone()));
@@ -57,9 +59,9 @@ pub(crate) fn resolve(settings: &RtcdSettings, world: &World, has_render_app: bo
                 })
                 .or_else(|| rtcd_wgpu::create_device(&DeviceOptions::default()).ok().map(|d| d.info));
             match info {
-                Some(i) if i.device_type != wgpu::DeviceType::Cpu => {
-                    RtcdBackend::Gpu { mode: if has_render_app { GpuMode::Pipelined } else { GpuMode::Immediate } }
-                }
+                Some(i) if i.device_type != wgpu::DeviceType::Cpu => RtcdBackend::Gpu {
+                    mode: if has_render_app { GpuMode::Pipelined } else { GpuMode::Immediate },
+                },
                 _ => RtcdBackend::Cpu,
             }
         }
@@ -74,7 +76,8 @@ pub(crate) fn make_backend(
     params: RtcdParams,
     world: &World,
 ) -> (Box<dyn NarrowPhaseBackend>, ActiveBackend) {
-    let cpu = || Box::new(NarrowPhase::new(params).expect("validated parameters")) as Box<dyn NarrowPhaseBackend>;
+    let cpu =
+        || Box::new(NarrowPhase::new(params).expect("validated parameters")) as Box<dyn NarrowPhaseBackend>;
     match backend {
         RtcdBackend::Gpu { .. } => match gpu_device(world).and_then(|(device, queue, info)| {
             let options = GpuOptions { timeout: settings.gpu_timeout, ..Default::default() };

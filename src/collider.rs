@@ -88,7 +88,11 @@ pub(crate) fn mesh_data(mesh: &Mesh) -> Result<(Vec<Vec3>, Vec<u32>), String> {
     let positions = match mesh.try_attribute(Mesh::ATTRIBUTE_POSITION) {
         Ok(VertexAttributeValues::Float32x3(p)) => p.iter().map(|p| Vec3::from_array(*p)).collect::<Vec<_>>(),
         Ok(_) => return Err("positions are not Float32x3".into()),
-        Err(e) => return Err(format!("no positions in the main world ({e}); keep the mesh's MAIN_WORLD asset usage")),
+        Err(e) => {
+            return Err(format!(
+                "no positions in the main world ({e}); keep the mesh's MAIN_WORLD asset usage"
+            ));
+        }
     };
     let indices = match mesh.try_indices_option() {
         Ok(Some(Indices::U16(i))) => i.iter().map(|&i| i as u32).collect(),
@@ -116,13 +120,18 @@ pub(crate) fn build_colliders(
     mut commands: Commands,
     meshes: Option<Res<Assets<Mesh>>>,
     mut cache: ResMut<RtcdMeshCache>,
-    new: Query<(Entity, &RtcdCollider, Option<&Transform>, Option<&ChildOf>, Option<&Name>), Without<RtcdColliderState>>,
+    new: Query<
+        (Entity, &RtcdCollider, Option<&Transform>, Option<&ChildOf>, Option<&Name>),
+        Without<RtcdColliderState>,
+    >,
     globals: Query<&GlobalTransform>,
 ) {
     for (entity, collider, local, parent, name) in &new {
         // The global scale. A freshly spawned entity's GlobalTransform is not propagated yet: use its
         // Transform, times its parent's global scale.
-        let parent_scale = parent.and_then(|p| globals.get(p.parent()).ok()).map_or(Vec3::ONE, |g| g.compute_transform().scale);
+        let parent_scale = parent
+            .and_then(|p| globals.get(p.parent()).ok())
+            .map_or(Vec3::ONE, |g| g.compute_transform().scale);
         let scale = local.map_or(Vec3::ONE, |t| t.scale) * parent_scale;
         let label = name.map_or_else(|| format!("{entity}"), |n| n.to_string());
         let result: Result<Arc<RtcdShapeData>, (String, Option<Collider>)> = match &collider.source {
@@ -140,7 +149,8 @@ pub(crate) fn build_colliders(
                             Err(e) => {
                                 // Rapier's own trimesh collider for a mesh we reject.
                                 let p: Vec<Vec3> = p.iter().map(|v| *v * scale).collect();
-                                let tris: Vec<[u32; 3]> = i.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
+                                let tris: Vec<[u32; 3]> =
+                                    i.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
                                 let fallback = Collider::trimesh(p, tris).ok();
                                 Err((e.to_string(), fallback))
                             }
@@ -176,9 +186,11 @@ pub(crate) fn build_colliders(
                             let i: Vec<u32> = mesh.triangles().iter().flatten().copied().collect();
                             scaled(mesh.name().to_string(), mesh.positions(), &i, scale)
                         };
-                        m.map_err(|e| (e.to_string(), None)).and_then(|m| shape_data(m).map_err(|e| (e, None))).inspect(|d| {
-                            cache.rtcd.insert(key, d.clone());
-                        })
+                        m.map_err(|e| (e.to_string(), None))
+                            .and_then(|m| shape_data(m).map_err(|e| (e, None)))
+                            .inspect(|d| {
+                                cache.rtcd.insert(key, d.clone());
+                            })
                     }
                 }
             }
@@ -189,7 +201,10 @@ pub(crate) fn build_colliders(
         match result {
             Ok(data) => {
                 let shape = RtcdShape::from_data(data.clone());
-                e.insert((Collider::from(SharedShape::new(shape)), RtcdColliderState::Ready { mesh: data.mesh().clone() }));
+                e.insert((
+                    Collider::from(SharedShape::new(shape)),
+                    RtcdColliderState::Ready { mesh: data.mesh().clone() },
+                ));
             }
             Err((reason, Some(fallback))) => {
                 warn!("rtcd: {label}: {reason}; using Rapier's trimesh collider for it instead");

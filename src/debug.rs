@@ -42,7 +42,8 @@ pub struct RtcdDebugPlugin {
 
 impl Plugin for RtcdDebugPlugin {
     fn build(&self, app: &mut App) {
-        app.insert_resource(self.settings.clone()).add_systems(Update, (toggle, sync_recording, draw).chain());
+        app.insert_resource(self.settings.clone())
+            .add_systems(Update, (toggle, sync_recording, draw).chain());
     }
 }
 

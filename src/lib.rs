@@ -50,8 +50,8 @@ pub use settings::{GpuMode, RtcdBackend, RtcdParamsSource, RtcdSettings};
 /// Everything a user needs.
 pub mod prelude {
     pub use crate::{
-        GpuMode, RtcdBackend, RtcdCollider, RtcdColliderState, RtcdDebugPlugin, RtcdDebugSettings, RtcdDiagnostics,
-        RtcdNarrowPhase, RtcdParamsSource, RtcdPlugin, RtcdSettings, RtcdSystems,
+        GpuMode, RtcdBackend, RtcdCollider, RtcdColliderState, RtcdDebugPlugin, RtcdDebugSettings,
+        RtcdDiagnostics, RtcdNarrowPhase, RtcdParamsSource, RtcdPlugin, RtcdSettings, RtcdSystems,
     };
 }
 

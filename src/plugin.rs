@@ -7,7 +7,8 @@ use bevy::{
     prelude::*,
 };
 use bevy_rapier3d::prelude::{
-    DefaultRapierContext, RigidBody, SoftCcd, PhysicsSet, RapierContextColliders, RapierContextSimulation, RapierRigidBodySet, TimestepMode,
+    DefaultRapierContext, PhysicsSet, RapierContextColliders, RapierContextSimulation, RapierRigidBodySet,
+    RigidBody, SoftCcd, TimestepMode,
 };
 use rtcd::RtcdParams;
 use rtcd_rapier::{RtcdDriver, RtcdMetrics};
@@ -102,7 +103,8 @@ impl Plugin for RtcdPlugin {
     fn build(&self, app: &mut App) {
         // Provisional parameters until the first meshes are known (the dispatcher needs a cache
         // before any collider enters Rapier).
-        let driver = RtcdDriver::new(RtcdParams::from_triangle_size(0.1)).expect("default parameters are valid");
+        let driver =
+            RtcdDriver::new(RtcdParams::from_triangle_size(0.1)).expect("default parameters are valid");
         app.insert_resource(self.settings.clone())
             .insert_resource(RtcdNarrowPhase { driver, active: None, pipelined: false })
             .init_resource::<RtcdMeshCache>();
@@ -119,7 +121,12 @@ impl Plugin for RtcdPlugin {
                 RtcdSystems::Diagnostics.after(PhysicsSet::StepSimulation),
             ),
         )
-        .add_systems(s, (install_narrow_phase, build_colliders, start_backend, apply_soft_ccd).chain().in_set(RtcdSystems::Prepare))
+        .add_systems(
+            s,
+            (install_narrow_phase, build_colliders, start_backend, apply_soft_ccd)
+                .chain()
+                .in_set(RtcdSystems::Prepare),
+        )
         .add_systems(s, detect.in_set(RtcdSystems::Detect))
         .add_systems(s, update_diagnostics.in_set(RtcdSystems::Diagnostics));
         render::build(app, s);
@@ -138,7 +145,10 @@ fn install_narrow_phase(
     mut commands: Commands,
     state: Res<RtcdNarrowPhase>,
     settings: Res<RtcdSettings>,
-    mut contexts: Query<(Entity, &mut RapierContextSimulation), (With<DefaultRapierContext>, Without<RtcdInstalled>)>,
+    mut contexts: Query<
+        (Entity, &mut RapierContextSimulation),
+        (With<DefaultRapierContext>, Without<RtcdInstalled>),
+    >,
     timestep: Option<Res<TimestepMode>>,
 ) {
     for (entity, mut sim) in &mut contexts {
@@ -195,13 +205,16 @@ fn start_backend(world: &mut World) {
         if has_render_app {
             pipelined = true;
         } else {
-            warn!("rtcd: pipelined GPU mode needs the render plugins; running the GPU backend in immediate mode");
+            warn!(
+                "rtcd: pipelined GPU mode needs the render plugins; running the GPU backend in immediate mode"
+            );
             backend = RtcdBackend::Gpu { mode: GpuMode::Immediate };
         }
     }
     // Pipelined mode: the driver keeps a CPU backend for the steps whose GPU results are not back
     // (and as the fallback); the GPU backend lives in the render world.
-    let (b, mut active) = backend::make_backend(if pipelined { RtcdBackend::Cpu } else { backend }, &settings, params, world);
+    let (b, mut active) =
+        backend::make_backend(if pipelined { RtcdBackend::Cpu } else { backend }, &settings, params, world);
     if pipelined {
         match render::start(world, params, &settings) {
             Ok(adapter) => active = ActiveBackend::GpuPipelined(adapter),
@@ -250,7 +263,10 @@ fn apply_soft_ccd(
 fn detect(
     mut state: ResMut<RtcdNarrowPhase>,
     settings: Res<RtcdSettings>,
-    mut contexts: Query<(&mut RapierContextSimulation, &RapierContextColliders, &RapierRigidBodySet), With<DefaultRapierContext>>,
+    mut contexts: Query<
+        (&mut RapierContextSimulation, &RapierContextColliders, &RapierRigidBodySet),
+        With<DefaultRapierContext>,
+    >,
     pipe: Option<Res<render::PipelineChannels>>,
 ) {
     if state.active.is_none() {
@@ -264,7 +280,11 @@ fn detect(
     let sim = &*sim;
     let ds = state.driver.settings();
     if settings.record_rays != ds.record_rays || sim.integration_parameters.dt != ds.dt {
-        state.driver.set_settings(rtcd_rapier::DriverSettings { record_rays: settings.record_rays, dt: sim.integration_parameters.dt, ..ds });
+        state.driver.set_settings(rtcd_rapier::DriverSettings {
+            record_rays: settings.record_rays,
+            dt: sim.integration_parameters.dt,
+            ..ds
+        });
     }
     let prediction = sim.integration_parameters.prediction_distance();
     if state.pipelined
@@ -272,13 +292,22 @@ fn detect(
     {
         render::pipelined_detect(&mut state, &pipe, &bodies.bodies, &colliders.colliders, prediction);
     } else if sim.integration_parameters.contact_recycling {
-        state.driver.detect_recycling(&bodies.bodies, &colliders.colliders, &sim.integration_parameters, &sim.narrow_phase);
+        state.driver.detect_recycling(
+            &bodies.bodies,
+            &colliders.colliders,
+            &sim.integration_parameters,
+            &sim.narrow_phase,
+        );
     } else {
         state.driver.detect(&bodies.bodies, &colliders.colliders, prediction);
     }
 }
 
-fn update_diagnostics(state: Res<RtcdNarrowPhase>, mut out: ResMut<RtcdDiagnostics>, mut diagnostics: Diagnostics) {
+fn update_diagnostics(
+    state: Res<RtcdNarrowPhase>,
+    mut out: ResMut<RtcdDiagnostics>,
+    mut diagnostics: Diagnostics,
+) {
     let Some(active) = &state.active else { return };
     let d = RtcdDiagnostics::from_metrics(&state.driver.metrics(), active.to_string());
     d.record(&mut diagnostics);

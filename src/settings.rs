@@ -90,7 +90,14 @@ pub struct RtcdSettings {
 
 impl Default for RtcdSettings {
     fn default() -> Self {
-        Self { backend: RtcdBackend::Auto, params: RtcdParamsSource::default(), record_rays: false, gpu_timeout: Duration::from_secs(10), soft_ccd: true, contact_recycling: true }
+        Self {
+            backend: RtcdBackend::Auto,
+            params: RtcdParamsSource::default(),
+            record_rays: false,
+            gpu_timeout: Duration::from_secs(10),
+            soft_ccd: true,
+            contact_recycling: true,
+        }
     }
 }
 

@@ -12,10 +12,20 @@ fn trajectory(plugin: Option<RtcdBackend>) -> Vec<Vec3> {
     let mut app = common::app(plugin);
     common::ground(&mut app);
     // A ray-traced mesh resting far from the ball, so the plugin's narrow phase is active.
-    app.world_mut().spawn((RigidBody::Dynamic, RtcdCollider::from_obj(common::asset("blob_900")), Transform::from_xyz(8.0, 0.6, 0.0)));
+    app.world_mut().spawn((
+        RigidBody::Dynamic,
+        RtcdCollider::from_obj(common::asset("blob_900")),
+        Transform::from_xyz(8.0, 0.6, 0.0),
+    ));
     let ball = app
         .world_mut()
-        .spawn((RigidBody::Dynamic, Collider::ball(0.3), Restitution::coefficient(0.5), Transform::from_xyz(0.1, 2.0, -0.2), Velocity::linear(Vec3::new(0.5, 0.0, 0.2))))
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::ball(0.3),
+            Restitution::coefficient(0.5),
+            Transform::from_xyz(0.1, 2.0, -0.2),
+            Velocity::linear(Vec3::new(0.5, 0.0, 0.2)),
+        ))
         .id();
     (0..300)
         .map(|_| {

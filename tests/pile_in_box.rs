@@ -28,7 +28,10 @@ fn fifty_meshes_in_a_box_come_to_rest() {
 /// pile comes to rest as well.
 #[test]
 fn fifty_meshes_in_a_box_come_to_rest_with_contact_recycling_off() {
-    let (held, misses) = pile("cpu, recycling off", RtcdSettings { contact_recycling: false, ..RtcdSettings::with_backend(RtcdBackend::Cpu) });
+    let (held, misses) = pile(
+        "cpu, recycling off",
+        RtcdSettings { contact_recycling: false, ..RtcdSettings::with_backend(RtcdBackend::Cpu) },
+    );
     assert_eq!(held, 0, "nothing is held with recycling off");
     assert_eq!(misses, 0);
 }
@@ -51,7 +54,10 @@ fn pile(name: &str, settings: RtcdSettings) -> (usize, u64) {
             max_pen = max_pen.max(-common::lowest_y(&mut app, b));
         }
     }
-    let below = bodies.iter().filter(|&&b| app.world().get::<GlobalTransform>(b).unwrap().translation().y < 0.0).count();
+    let below = bodies
+        .iter()
+        .filter(|&&b| app.world().get::<GlobalTransform>(b).unwrap().translation().y < 0.0)
+        .count();
     let ke = common::kinetic_energy(&mut app);
     let d = app.world().resource::<RtcdDiagnostics>().clone();
     println!(
@@ -72,17 +78,26 @@ fn pile(name: &str, settings: RtcdSettings) -> (usize, u64) {
 /// The ground, a 3 m × 3 m box of walls and 50 concave meshes above it, in layers.
 fn box_of_fifty(app: &mut App) -> Vec<Entity> {
     common::ground(app);
-    for (x, z, hx, hz) in [(1.6, 0.0, 0.1, 1.7), (-1.6, 0.0, 0.1, 1.7), (0.0, 1.6, 1.7, 0.1), (0.0, -1.6, 1.7, 0.1)] {
+    for (x, z, hx, hz) in
+        [(1.6, 0.0, 0.1, 1.7), (-1.6, 0.0, 0.1, 1.7), (0.0, 1.6, 1.7, 0.1), (0.0, -1.6, 1.7, 0.1)]
+    {
         app.world_mut().spawn((Collider::cuboid(hx, 1.0, hz), Transform::from_xyz(x, 1.0, z)));
     }
     let meshes = ["blob_900", "torus_900", "bent_tube_896"];
     (0..50)
         .map(|k| {
             let (x, z, y) = ((k % 4) as f32, ((k / 4) % 4) as f32, (k / 16) as f32);
-            let t = Transform::from_xyz((x - 1.5) * 0.75, 0.6 + y * 0.8, (z - 1.5) * 0.75)
-                .with_rotation(Quat::from_euler(EulerRot::XYZ, k as f32 * 0.7, k as f32 * 1.3, k as f32 * 0.4));
+            let t = Transform::from_xyz((x - 1.5) * 0.75, 0.6 + y * 0.8, (z - 1.5) * 0.75).with_rotation(
+                Quat::from_euler(EulerRot::XYZ, k as f32 * 0.7, k as f32 * 1.3, k as f32 * 0.4),
+            );
             app.world_mut()
-                .spawn((RigidBody::Dynamic, RtcdCollider::from_obj(common::asset(meshes[k % 3])), t, Velocity::default(), ReadMassProperties::default()))
+                .spawn((
+                    RigidBody::Dynamic,
+                    RtcdCollider::from_obj(common::asset(meshes[k % 3])),
+                    t,
+                    Velocity::default(),
+                    ReadMassProperties::default(),
+                ))
                 .id()
         })
         .collect()

@@ -27,7 +27,10 @@ fn render_app(mode: GpuMode) -> App {
     app.add_plugins(
         DefaultPlugins
             .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
-            .set(RenderPlugin { render_creation: WgpuSettings { backends: Some(Backends::VULKAN), ..default() }.into(), ..default() })
+            .set(RenderPlugin {
+                render_creation: WgpuSettings { backends: Some(Backends::VULKAN), ..default() }.into(),
+                ..default()
+            })
             .disable::<WinitPlugin>()
             .disable::<LogPlugin>()
             // The render world runs right after the main world each update: deterministic ticks.
@@ -39,7 +42,10 @@ fn render_app(mode: GpuMode) -> App {
     .add_plugins(RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule())
     // Recycling off in both modes (the pipelined one cannot follow it): the comparison measures
     // what the tick-old results cost, nothing else.
-    .add_plugins(RtcdPlugin::new(RtcdSettings { contact_recycling: false, ..RtcdSettings::with_backend(RtcdBackend::Gpu { mode }) }));
+    .add_plugins(RtcdPlugin::new(RtcdSettings {
+        contact_recycling: false,
+        ..RtcdSettings::with_backend(RtcdBackend::Gpu { mode })
+    }));
     app.finish();
     app.cleanup();
     app.update();
@@ -52,9 +58,18 @@ fn run(mode: GpuMode) -> (String, f32, f32, (u64, u64, u64)) {
     let meshes = ["blob_900", "torus_900", "bent_tube_896"];
     let bodies: Vec<Entity> = (0..8)
         .map(|k| {
-            let t = Transform::from_xyz((k % 4) as f32 * 0.9 - 1.35, 0.7 + (k / 4) as f32 * 0.9, 0.1 * k as f32)
-                .with_rotation(Quat::from_euler(EulerRot::XYZ, k as f32 * 0.7, k as f32 * 1.1, 0.3));
-            app.world_mut().spawn((RigidBody::Dynamic, RtcdCollider::from_obj(common::asset(meshes[k % 3])), t, Velocity::default(), ReadMassProperties::default())).id()
+            let t =
+                Transform::from_xyz((k % 4) as f32 * 0.9 - 1.35, 0.7 + (k / 4) as f32 * 0.9, 0.1 * k as f32)
+                    .with_rotation(Quat::from_euler(EulerRot::XYZ, k as f32 * 0.7, k as f32 * 1.1, 0.3));
+            app.world_mut()
+                .spawn((
+                    RigidBody::Dynamic,
+                    RtcdCollider::from_obj(common::asset(meshes[k % 3])),
+                    t,
+                    Velocity::default(),
+                    ReadMassProperties::default(),
+                ))
+                .id()
         })
         .collect();
     let mut worst = 0.0f32;

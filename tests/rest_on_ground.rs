@@ -18,7 +18,12 @@ fn concave_mesh_rests_on_the_ground() {
                 .spawn((
                     RigidBody::Dynamic,
                     RtcdCollider::from_obj(common::asset(mesh)),
-                    Transform::from_xyz(0.0, 1.2, 0.0).with_rotation(Quat::from_euler(EulerRot::XYZ, 0.4, 0.2, 0.9)),
+                    Transform::from_xyz(0.0, 1.2, 0.0).with_rotation(Quat::from_euler(
+                        EulerRot::XYZ,
+                        0.4,
+                        0.2,
+                        0.9,
+                    )),
                     Velocity::default(),
                     ReadMassProperties::default(),
                 ))

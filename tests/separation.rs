@@ -17,7 +17,10 @@ use bevy_rtcd::{
 
 fn depth(meter: &mut NarrowPhase, a: &RtcdMesh, pa: &Transform, b: &RtcdMesh, pb: &Transform) -> f32 {
     let pose = |t: &Transform| Pose::new(t.translation, t.rotation);
-    let out = meter.step(&[PairInput::from_world(PairKey::new(1, 2), a, pose(pa), b, pose(pb))], &StepOptions { force_standard: true, ..Default::default() });
+    let out = meter.step(
+        &[PairInput::from_world(PairKey::new(1, 2), a, pose(pa), b, pose(pb))],
+        &StepOptions { force_standard: true, ..Default::default() },
+    );
     out.metrics.max_depth
 }
 
@@ -41,7 +44,10 @@ fn run(ours: Option<RtcdBackend>, m1: &str, m2: &str) -> (Option<usize>, f32, f3
             None
         } else {
             let tris = m.triangles().to_vec();
-            Some(Collider::trimesh_with_flags(m.positions().to_vec(), tris, TriMeshFlags::FIX_INTERNAL_EDGES).unwrap())
+            Some(
+                Collider::trimesh_with_flags(m.positions().to_vec(), tris, TriMeshFlags::FIX_INTERNAL_EDGES)
+                    .unwrap(),
+            )
         }
     };
     let mut spawn = |m: &Arc<RtcdMesh>, t: Transform| {
@@ -53,13 +59,19 @@ fn run(ours: Option<RtcdBackend>, m1: &str, m2: &str) -> (Option<usize>, f32, f3
         e.id()
     };
     let (ea, eb) = (spawn(&a, ta), spawn(&b, tb));
-    let mut meter = NarrowPhase::new(RtcdParams { iterative: false, prediction: false, ..RtcdParams::from_meshes(&[&a, &b]) }).unwrap();
+    let mut meter = NarrowPhase::new(RtcdParams {
+        iterative: false,
+        prediction: false,
+        ..RtcdParams::from_meshes(&[&a, &b])
+    })
+    .unwrap();
     let initial = depth(&mut meter, &a, &ta, &b, &tb) / size;
     let mut separated = None;
     let mut last = initial;
     for tick in 1..=120 {
         common::ticks(&mut app, 1);
-        let (pa, pb) = (*app.world().get::<Transform>(ea).unwrap(), *app.world().get::<Transform>(eb).unwrap());
+        let (pa, pb) =
+            (*app.world().get::<Transform>(ea).unwrap(), *app.world().get::<Transform>(eb).unwrap());
         last = depth(&mut meter, &a, &pa, &b, &pb) / size;
         if separated.is_none() && last < 0.01 {
             separated = Some(tick);
@@ -85,7 +97,11 @@ fn interpenetrated_meshes_separate() {
                 100.0 * rapier_left
             );
             assert!(initial > 0.05, "{m1} vs {m2}: the start must be deeply interpenetrated");
-            assert!(ours.is_some_and(|t| t <= 120), "{m1} vs {m2} ({name}): not separated ({:.2} % left)", 100.0 * ours_left);
+            assert!(
+                ours.is_some_and(|t| t <= 120),
+                "{m1} vs {m2} ({name}): not separated ({:.2} % left)",
+                100.0 * ours_left
+            );
         }
     }
 }

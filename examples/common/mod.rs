@@ -81,12 +81,24 @@ impl Ground {
     }
 
     /// Spawns the static colliders, and their meshes when `render` is given.
-    pub fn spawn(&self, commands: &mut Commands, mut render: Option<(&mut Assets<Mesh>, &mut Assets<StandardMaterial>)>) {
+    pub fn spawn(
+        &self,
+        commands: &mut Commands,
+        mut render: Option<(&mut Assets<Mesh>, &mut Assets<StandardMaterial>)>,
+    ) {
         let floor = render.as_mut().map(|(_, materials)| {
-            materials.add(StandardMaterial { base_color: Color::srgb(0.32, 0.34, 0.36), perceptual_roughness: 0.9, ..default() })
+            materials.add(StandardMaterial {
+                base_color: Color::srgb(0.32, 0.34, 0.36),
+                perceptual_roughness: 0.9,
+                ..default()
+            })
         });
         let wall = render.as_mut().map(|(_, materials)| {
-            materials.add(StandardMaterial { base_color: Color::srgba(0.55, 0.6, 0.68, 0.35), alpha_mode: AlphaMode::Blend, ..default() })
+            materials.add(StandardMaterial {
+                base_color: Color::srgba(0.55, 0.6, 0.68, 0.35),
+                alpha_mode: AlphaMode::Blend,
+                ..default()
+            })
         });
         for (k, (centre, half)) in self.boxes().into_iter().enumerate() {
             let mut e = commands.spawn((
@@ -96,7 +108,10 @@ impl Ground {
             ));
             if let Some((meshes, _)) = render.as_mut() {
                 let material = if k == 0 { floor.clone() } else { wall.clone() };
-                e.insert((Mesh3d(meshes.add(Cuboid::from_size(2.0 * half))), MeshMaterial3d(material.expect("render given"))));
+                e.insert((
+                    Mesh3d(meshes.add(Cuboid::from_size(2.0 * half))),
+                    MeshMaterial3d(material.expect("render given")),
+                ));
             }
         }
     }
@@ -170,7 +185,11 @@ pub fn diagnostics_text(d: &RtcdDiagnostics) -> String {
     )
 }
 
-fn update_panel(diagnostics: Res<RtcdDiagnostics>, lines: Res<PanelLines>, mut panel: Query<&mut Text, With<DiagnosticsPanel>>) {
+fn update_panel(
+    diagnostics: Res<RtcdDiagnostics>,
+    lines: Res<PanelLines>,
+    mut panel: Query<&mut Text, With<DiagnosticsPanel>>,
+) {
     let mut text = diagnostics_text(&diagnostics);
     for l in &lines.0 {
         text.push('\n');

@@ -22,7 +22,9 @@ use bevy::{
         renderer::{RenderDevice, RenderGraph, RenderGraphSystems},
     },
 };
-use bevy_rapier3d::prelude::{DefaultRapierContext, PhysicsSet, RapierContextColliders, RapierContextSimulation, RapierRigidBodySet};
+use bevy_rapier3d::prelude::{
+    DefaultRapierContext, PhysicsSet, RapierContextColliders, RapierContextSimulation, RapierRigidBodySet,
+};
 use rtcd::{BackendError, RtcdParams, StepOutput};
 use rtcd_rapier::Batch;
 use rtcd_wgpu::{GpuNarrowPhase, GpuOptions};
@@ -65,10 +67,17 @@ pub(crate) fn finish(app: &mut App) {
     let (to_render, from_main) = channel();
     let (to_main, from_render) = channel();
     render_app
-        .insert_resource(RenderSide { from_main: Mutex::new(from_main), to_main: Mutex::new(to_main), gpu: Mutex::new(None) })
+        .insert_resource(RenderSide {
+            from_main: Mutex::new(from_main),
+            to_main: Mutex::new(to_main),
+            gpu: Mutex::new(None),
+        })
         .add_systems(RenderGraph, dispatch.in_set(RenderGraphSystems::Render));
-    app.insert_resource(PipelineChannels { to_render: Mutex::new(to_render), from_render: Mutex::new(from_render) })
-        .insert_resource(PipelineReady);
+    app.insert_resource(PipelineChannels {
+        to_render: Mutex::new(to_render),
+        from_render: Mutex::new(from_render),
+    })
+    .insert_resource(PipelineReady);
 }
 
 pub(crate) fn pipelined_available(world: &World) -> bool {
@@ -125,13 +134,20 @@ pub(crate) fn pipelined_detect(
 fn send_batch(
     mut state: ResMut<RtcdNarrowPhase>,
     pipe: Option<Res<PipelineChannels>>,
-    contexts: Query<(&RapierContextSimulation, &RapierContextColliders, &RapierRigidBodySet), With<DefaultRapierContext>>,
+    contexts: Query<
+        (&RapierContextSimulation, &RapierContextColliders, &RapierRigidBodySet),
+        With<DefaultRapierContext>,
+    >,
 ) {
     if !state.pipelined {
         return;
     }
     let (Some(pipe), Ok((sim, colliders, bodies))) = (pipe, contexts.single()) else { return };
-    let batch = state.driver.prepare(&bodies.bodies, &colliders.colliders, sim.integration_parameters.prediction_distance());
+    let batch = state.driver.prepare(
+        &bodies.bodies,
+        &colliders.colliders,
+        sim.integration_parameters.prediction_distance(),
+    );
     if let Ok(tx) = pipe.to_render.lock() {
         let _ = tx.send(ToRender::Batch(batch));
     }

@@ -61,14 +61,20 @@ pub fn lowest_y(app: &mut App, e: Entity) -> f32 {
     let w = app.world();
     let t = w.get::<GlobalTransform>(e).unwrap().compute_transform();
     match w.get::<RtcdColliderState>(e) {
-        Some(RtcdColliderState::Ready { mesh }) => mesh.positions().iter().map(|p| (t.rotation * *p + t.translation).y).fold(f32::INFINITY, f32::min),
+        Some(RtcdColliderState::Ready { mesh }) => {
+            mesh.positions().iter().map(|p| (t.rotation * *p + t.translation).y).fold(f32::INFINITY, f32::min)
+        }
         other => panic!("collider not ready: {other:?}"),
     }
 }
 
 /// The active backend's name (panics if none started).
 pub fn active(app: &App) -> String {
-    app.world().resource::<RtcdNarrowPhase>().active_backend().map(|b| b.to_string()).expect("backend started")
+    app.world()
+        .resource::<RtcdNarrowPhase>()
+        .active_backend()
+        .map(|b| b.to_string())
+        .expect("backend started")
 }
 
 /// Kinetic energy of every dynamic body.
@@ -77,7 +83,8 @@ pub fn kinetic_energy(app: &mut App) -> f32 {
     q.iter(app.world())
         .map(|(v, m)| {
             let m = m.get();
-            0.5 * m.mass * v.linear.length_squared() + 0.5 * (m.principal_inertia * v.angular * v.angular).element_sum()
+            0.5 * m.mass * v.linear.length_squared()
+                + 0.5 * (m.principal_inertia * v.angular * v.angular).element_sum()
         })
         .sum()
 }

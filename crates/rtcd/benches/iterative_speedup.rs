@@ -37,7 +37,8 @@ fn random_rotation(s: &mut u64) -> Quat {
 
 fn main() {
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/meshes");
-    let load = |n: &str| RtcdMesh::from_obj(dir.join(format!("{n}.obj"))).expect("assets/meshes is committed");
+    let load =
+        |n: &str| RtcdMesh::from_obj(dir.join(format!("{n}.obj"))).expect("assets/meshes is committed");
     let (gv, gi) = shapes::subdivided_cuboid(Vec3::new(2.2, 0.5, 2.2), 12);
     let meshes = [
         load("blob_900"),
@@ -57,7 +58,13 @@ fn main() {
     // Trembling: each body oscillates with its own phase, 0.5 mm and 0.05° amplitude.
     let phases: Vec<(Vec3, f32)> = bodies
         .iter()
-        .map(|_| (Vec3::new(xorshift(&mut seed), xorshift(&mut seed), xorshift(&mut seed)) * std::f32::consts::TAU, xorshift(&mut seed) * std::f32::consts::TAU))
+        .map(|_| {
+            (
+                Vec3::new(xorshift(&mut seed), xorshift(&mut seed), xorshift(&mut seed))
+                    * std::f32::consts::TAU,
+                xorshift(&mut seed) * std::f32::consts::TAU,
+            )
+        })
         .collect();
     let pose_at = |b: usize, step: usize| -> Pose {
         if b == 0 {

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use rtcd::{RtcdMesh, shapes::asset_catalog};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let out = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/meshes")
-    });
+    let out = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/meshes"));
     std::fs::create_dir_all(&out)?;
     for spec in asset_catalog() {
         let (v, i) = &spec.data;

@@ -42,7 +42,12 @@ pub trait NarrowPhaseBackend: Send {
     /// output; see [`NarrowPhase::step_with_held`]. The default, for backends that do not
     /// [`hold by key`](NarrowPhaseBackend::holds_by_key), runs [`NarrowPhaseBackend::step`]: the
     /// held pairs are absent and lose their state (their next step is a standard trace).
-    fn step_with_held(&mut self, pairs: &[PairInput], held: &[PairKey], opts: &StepOptions) -> Result<StepOutput, BackendError> {
+    fn step_with_held(
+        &mut self,
+        pairs: &[PairInput],
+        held: &[PairKey],
+        opts: &StepOptions,
+    ) -> Result<StepOutput, BackendError> {
         let _ = held;
         self.step(pairs, opts)
     }
@@ -61,7 +66,12 @@ impl NarrowPhaseBackend for NarrowPhase {
     fn holds_by_key(&self) -> bool {
         true
     }
-    fn step_with_held(&mut self, pairs: &[PairInput], held: &[PairKey], opts: &StepOptions) -> Result<StepOutput, BackendError> {
+    fn step_with_held(
+        &mut self,
+        pairs: &[PairInput],
+        held: &[PairKey],
+        opts: &StepOptions,
+    ) -> Result<StepOutput, BackendError> {
         Ok(NarrowPhase::step_with_held(self, pairs, held, opts))
     }
 }

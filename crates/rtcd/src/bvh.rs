@@ -87,7 +87,13 @@ fn build_node(
     }
     let cb = order.iter().fold(Aabb::EMPTY, |b, &t| b.grow(centroids[t as usize]));
     let ext = cb.extents();
-    let axis = if ext.x >= ext.y && ext.x >= ext.z { 0 } else if ext.y >= ext.z { 1 } else { 2 };
+    let axis = if ext.x >= ext.y && ext.x >= ext.z {
+        0
+    } else if ext.y >= ext.z {
+        1
+    } else {
+        2
+    };
     let split = if ext[axis] <= 0.0 {
         None
     } else {
@@ -138,7 +144,8 @@ fn sah_split(
         if lc == 0 || rc == 0 {
             continue;
         }
-        let cost = 1.0 + (lb.surface_area() * lc as f32 + rb.surface_area() * rc as f32) / parent_area.max(1e-30);
+        let cost =
+            1.0 + (lb.surface_area() * lc as f32 + rb.surface_area() * rc as f32) / parent_area.max(1e-30);
         if cost < best.0 {
             best = (cost, Some(lo + split as f32 / scale));
         }
@@ -229,7 +236,9 @@ mod tests {
         for (k, node) in nodes.iter().enumerate() {
             for inner in &nodes[k + 1..node.miss as usize] {
                 let b = inner.aabb();
-                assert!(node.aabb().extended(1e-6).contains(b.min) && node.aabb().extended(1e-6).contains(b.max));
+                assert!(
+                    node.aabb().extended(1e-6).contains(b.min) && node.aabb().extended(1e-6).contains(b.max)
+                );
             }
         }
     }

@@ -38,7 +38,9 @@ pub enum MeshError {
         position: [f32; 3],
     },
     /// A triangle names a vertex that does not exist.
-    #[error("mesh `{mesh}`: triangle {triangle} uses vertex index {index}, but there are only {vertex_count} vertices")]
+    #[error(
+        "mesh `{mesh}`: triangle {triangle} uses vertex index {index}, but there are only {vertex_count} vertices"
+    )]
     IndexOutOfRange {
         /// Mesh name.
         mesh: String,
@@ -50,7 +52,9 @@ pub enum MeshError {
         vertex_count: usize,
     },
     /// More degenerate triangles than [`MAX_DEGENERATE_SHARE`](crate::mesh::MAX_DEGENERATE_SHARE) allows.
-    #[error("mesh `{mesh}`: {degenerate} of {total} triangles are degenerate (zero area or repeated vertex), first is triangle {first}; more than {max_percent}% is rejected")]
+    #[error(
+        "mesh `{mesh}`: {degenerate} of {total} triangles are degenerate (zero area or repeated vertex), first is triangle {first}; more than {max_percent}% is rejected"
+    )]
     TooManyDegenerate {
         /// Mesh name.
         mesh: String,
@@ -64,7 +68,9 @@ pub enum MeshError {
         max_percent: f32,
     },
     /// An edge is shared by more than two triangles (after merging duplicate vertices).
-    #[error("mesh `{mesh}`: edge between vertices {a} and {b} is shared by {count} triangles (non-manifold); first triangles {triangles:?}")]
+    #[error(
+        "mesh `{mesh}`: edge between vertices {a} and {b} is shared by {count} triangles (non-manifold); first triangles {triangles:?}"
+    )]
     NonManifoldEdge {
         /// Mesh name.
         mesh: String,
@@ -78,7 +84,9 @@ pub enum MeshError {
         triangles: [usize; 3],
     },
     /// Triangle windings cannot be made consistent (a Möbius-like surface).
-    #[error("mesh `{mesh}`: the surface is not orientable (inconsistent winding around triangle {triangle} cannot be repaired)")]
+    #[error(
+        "mesh `{mesh}`: the surface is not orientable (inconsistent winding around triangle {triangle} cannot be repaired)"
+    )]
     NonOrientable {
         /// Mesh name.
         mesh: String,

@@ -73,7 +73,13 @@ impl<'a> PairInput<'a> {
     }
 
     /// A pair from the two world poses.
-    pub fn from_world(key: PairKey, mesh1: &'a RtcdMesh, pose1: Pose, mesh2: &'a RtcdMesh, pose2: Pose) -> Self {
+    pub fn from_world(
+        key: PairKey,
+        mesh1: &'a RtcdMesh,
+        pose1: Pose,
+        mesh2: &'a RtcdMesh,
+        pose2: Pose,
+    ) -> Self {
         Self::new(key, mesh1, mesh2, pose1.inv_mul(&pose2))
     }
 }
@@ -169,7 +175,8 @@ pub struct StepOutput {
 /// The input checks every backend makes: one output per pair (with [`PairOutput::error`] set for a
 /// self pair, a repeated key or an invalid pose) and the indices of the pairs to run, in order.
 pub fn check_pairs(pairs: &[PairInput]) -> (Vec<PairOutput>, Vec<usize>) {
-    let mut outputs: Vec<PairOutput> = pairs.iter().map(|p| PairOutput { key: p.key, ..Default::default() }).collect();
+    let mut outputs: Vec<PairOutput> =
+        pairs.iter().map(|p| PairOutput { key: p.key, ..Default::default() }).collect();
     let mut seen = FxHashSet::with_capacity_and_hasher(pairs.len(), Default::default());
     let mut valid = Vec::with_capacity(pairs.len());
     for (i, p) in pairs.iter().enumerate() {
@@ -360,7 +367,13 @@ impl NarrowPhase {
     /// The slot of the pair `key`, if it has one: `last[*next]` when the pairs come in the last
     /// step's order (then `next` moves on), else from the index (then `next` moves to the pair's
     /// place in `last`, if within the `walked` part).
-    fn find_slot(&self, last: &[(PairKey, u32)], walked: std::ops::Range<usize>, next: &mut usize, key: PairKey) -> Option<u32> {
+    fn find_slot(
+        &self,
+        last: &[(PairKey, u32)],
+        walked: std::ops::Range<usize>,
+        next: &mut usize,
+        key: PairKey,
+    ) -> Option<u32> {
         match last.get(*next) {
             Some(&(k, s)) if k == key && walked.contains(next) => {
                 *next += 1;
@@ -414,7 +427,12 @@ impl NarrowPhase {
     /// builds no input for them). Each is counted in [`StepMetrics::held_pairs`], except a held
     /// key also in `pairs`, which is passed over. A held key without state gets none (held as an
     /// input, it would get an empty one: the same for its next step).
-    pub fn step_with_held(&mut self, pairs: &[PairInput], held: &[PairKey], opts: &StepOptions) -> StepOutput {
+    pub fn step_with_held(
+        &mut self,
+        pairs: &[PairInput],
+        held: &[PairKey],
+        opts: &StepOptions,
+    ) -> StepOutput {
         let start = Instant::now();
         // One output per input: a valid pair's mode is `Iterative` unless it runs (those get their
         // result's below), a failed pair's the default. Made by another of the pool's threads while
@@ -423,7 +441,12 @@ impl NarrowPhase {
         // `assign_slots`, on scene 1's replay (iterative BVH without prediction, three runs of each
         // build, alternating): the resting phase's mean step 0.55-0.60 → 0.49-0.55 ms.
         // A step too small to run in parallel makes no call into the pool.
-        let make_outputs = || pairs.iter().map(|p| PairOutput { key: p.key, mode: StepMode::Iterative, ..Default::default() }).collect();
+        let make_outputs = || {
+            pairs
+                .iter()
+                .map(|p| PairOutput { key: p.key, mode: StepMode::Iterative, ..Default::default() })
+                .collect()
+        };
         let mut outputs: Vec<PairOutput> = Vec::new();
         let (slots, ran_metrics) = if pairs.len() > SEQUENTIAL_PAIRS {
             rayon::in_place_scope(|scope| {
@@ -508,7 +531,8 @@ impl NarrowPhase {
             if i < run_end {
                 continue;
             }
-            let run = if runs_allowed() { self.matched_run(pairs, i, &last, next, &mut input_of) } else { &[] };
+            let run =
+                if runs_allowed() { self.matched_run(pairs, i, &last, next, &mut input_of) } else { &[] };
             if !run.is_empty() {
                 let mut prev = self.next_last.last().map(|&(_, s)| s);
                 for &(_, s) in run {
@@ -658,7 +682,12 @@ impl NarrowPhase {
             }
             // Each worker thread's buffers, kept from step to step (detect_pair runs no
             // parallel work, so a thread never re-enters it).
-            Some((i, SCRATCH.with_borrow_mut(|scratch| detect_pair(p, &mut slot.state, &params, opts, scratch, standard, sum))))
+            Some((
+                i,
+                SCRATCH.with_borrow_mut(|scratch| {
+                    detect_pair(p, &mut slot.state, &params, opts, scratch, standard, sum)
+                }),
+            ))
         };
         let mut ran_metrics = StepMetrics::default();
         if valid.len() - held_inputs <= SEQUENTIAL_PAIRS {
@@ -703,7 +732,6 @@ impl NarrowPhase {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use glam::Vec3;
@@ -731,22 +759,36 @@ mod tests {
             }
             let pose = |k: u64| {
                 let y = if step == 17 && k == 5 { f32::NAN } else { 0.99 - 0.004 * (step % 8) as f32 };
-                Pose::new(Vec3::new(0.01 * k as f32, y, 0.0), glam::Quat::from_rotation_y(0.002 * (step * k) as f32))
+                Pose::new(
+                    Vec3::new(0.01 * k as f32, y, 0.0),
+                    glam::Quat::from_rotation_y(0.002 * (step * k) as f32),
+                )
             };
-            let input: Vec<PairInput> =
-                keys.iter().map(|&k| PairInput::new(key(k), &a, &a, pose(k)).with_hold(step == 23 && k % 3 == 0)).collect();
+            let input: Vec<PairInput> = keys
+                .iter()
+                .map(|&k| PairInput::new(key(k), &a, &a, pose(k)).with_hold(step == 23 && k % 3 == 0))
+                .collect();
             let mut other = input.clone();
             other.rotate_left(step as usize % input.len() + 1);
             let (x, y) = (same.step(&input, &opts), turned.step(&other, &opts));
             for (k, o) in input.iter().zip(&x.pairs) {
                 let p = y.pairs.iter().find(|p| p.key == k.key).unwrap();
-                assert_eq!((o.mode, &o.manifolds, o.error.is_some()), (p.mode, &p.manifolds, p.error.is_some()), "step {step} {:?}", k.key);
+                assert_eq!(
+                    (o.mode, &o.manifolds, o.error.is_some()),
+                    (p.mode, &p.manifolds, p.error.is_some()),
+                    "step {step} {:?}",
+                    k.key
+                );
                 in_contact += usize::from(!o.manifolds.is_empty());
             }
             assert_eq!(same.pair_count(), turned.pair_count(), "step {step}");
             for &k in &keys {
                 let (sx, sy) = (same.pair_state(&key(k)), turned.pair_state(&key(k)));
-                assert_eq!(sx.map(|s| (&s.records, s.reference, s.steps_since_standard)), sy.map(|s| (&s.records, s.reference, s.steps_since_standard)), "step {step} {k}");
+                assert_eq!(
+                    sx.map(|s| (&s.records, s.reference, s.steps_since_standard)),
+                    sy.map(|s| (&s.records, s.reference, s.steps_since_standard)),
+                    "step {step} {k}"
+                );
             }
         }
         assert!(in_contact > 500, "{in_contact} outputs in contact");
@@ -775,7 +817,8 @@ mod tests {
                 keys.retain(|k| k % 9 != step as u64 % 9);
                 keys.extend([100 + step as u64, 200 + step as u64]);
             }
-            let pairs: Vec<PairInput> = keys.iter().map(|&k| PairInput::new(key(k), &a, &a, pose_of(k))).collect();
+            let pairs: Vec<PairInput> =
+                keys.iter().map(|&k| PairInput::new(key(k), &a, &a, pose_of(k))).collect();
             let out = np.step(&pairs, &opts);
             assert!(out.pairs.iter().all(|o| o.error.is_none()));
             if shuffled {
@@ -785,7 +828,11 @@ mod tests {
             assert_eq!(np.pair_count(), keys.len());
             for &k in &keys {
                 let state = np.pair_state(&key(k)).unwrap();
-                assert_eq!(state.reference, Some(pose_of(k)), "step {step}: pair {k} has another pair's state");
+                assert_eq!(
+                    state.reference,
+                    Some(pose_of(k)),
+                    "step {step}: pair {k} has another pair's state"
+                );
             }
         }
     }
@@ -833,7 +880,8 @@ mod tests {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
         // Keys from 30 on are self pairs.
         let key = |k: u64| if k >= 30 { PairKey::new(k, k) } else { PairKey::new(k, k + 100) };
-        let figures = |m: &StepMetrics| format!("{:?}", StepMetrics { time: Default::default(), ..m.clone() });
+        let figures =
+            |m: &StepMetrics| format!("{:?}", StepMetrics { time: Default::default(), ..m.clone() });
         let state = |n: &NarrowPhase| {
             let mut index: Vec<_> = n.index.iter().map(|(k, s)| (*k, *s)).collect();
             index.sort_by_key(|&(k, _)| (k.a, k.b));
@@ -852,7 +900,11 @@ mod tests {
                             keys.remove(rng.random_range(0..n));
                         }
                         1 => {
-                            let k = if rng.random_bool(0.1) { 30 + rng.random_range(0..3) } else { rng.random_range(0..26) };
+                            let k = if rng.random_bool(0.1) {
+                                30 + rng.random_range(0..3)
+                            } else {
+                                rng.random_range(0..26)
+                            };
                             keys.insert(rng.random_range(0..=n), k);
                         }
                         2 if n > 0 => {
@@ -875,7 +927,10 @@ mod tests {
                         continue;
                     }
                     let y0 = if rng.random_bool(0.05) { f32::NAN } else { 0.99 - 0.004 * (step % 5) as f32 };
-                    let pose = Pose::new(Vec3::new(0.01 * k as f32, y0, 0.0), glam::Quat::from_rotation_y(0.003 * (step as u64 * k) as f32));
+                    let pose = Pose::new(
+                        Vec3::new(0.01 * k as f32, y0, 0.0),
+                        glam::Quat::from_rotation_y(0.003 * (step as u64 * k) as f32),
+                    );
                     input.push(PairInput::new(key(k), &a, &a, pose).with_hold(rng.random_bool(0.06)));
                 }
                 if rng.random_bool(0.1) {

@@ -79,7 +79,11 @@ impl RtcdParams {
 
     /// Defaults for meshes whose mean edge length is `average_triangle_size`.
     pub fn from_triangle_size(average_triangle_size: f32) -> Self {
-        let s = if average_triangle_size.is_finite() && average_triangle_size > 0.0 { average_triangle_size } else { 0.1 };
+        let s = if average_triangle_size.is_finite() && average_triangle_size > 0.0 {
+            average_triangle_size
+        } else {
+            0.1
+        };
         let displacement_threshold = s;
         Self {
             displacement_threshold,
@@ -112,7 +116,11 @@ impl RtcdParams {
     /// Checks every field; the narrow phase refuses invalid parameters.
     pub fn validate(&self) -> Result<(), ParamsError> {
         let positive = |name, value: f32| {
-            if value.is_finite() && value > 0.0 { Ok(()) } else { Err(ParamsError { name, value, reason: "must be finite and > 0" }) }
+            if value.is_finite() && value > 0.0 {
+                Ok(())
+            } else {
+                Err(ParamsError { name, value, reason: "must be finite and > 0" })
+            }
         };
         positive("displacement_threshold", self.displacement_threshold)?;
         positive("distance_extension", self.distance_extension)?;
@@ -128,7 +136,11 @@ impl RtcdParams {
             });
         }
         if !(self.manifold_angle.is_finite() && (0.0..std::f32::consts::PI).contains(&self.manifold_angle)) {
-            return Err(ParamsError { name: "manifold_angle", value: self.manifold_angle, reason: "must be in [0, π)" });
+            return Err(ParamsError {
+                name: "manifold_angle",
+                value: self.manifold_angle,
+                reason: "must be in [0, π)",
+            });
         }
         Ok(())
     }
@@ -144,7 +156,9 @@ mod tests {
         p.validate().unwrap();
         assert_eq!(p.max_it, RtcdParams::max_it_for(4.0, p.displacement_threshold, 0.09));
         assert!(p.distance_extension > p.displacement_threshold);
-        assert!((p.culling_dist - RtcdParams::DEFAULT_CULLING_CONFIDENCE * p.displacement_threshold).abs() < 1e-7);
+        assert!(
+            (p.culling_dist - RtcdParams::DEFAULT_CULLING_CONFIDENCE * p.displacement_threshold).abs() < 1e-7
+        );
     }
 
     #[test]

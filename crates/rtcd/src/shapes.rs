@@ -12,11 +12,13 @@ pub type MeshData = (Vec<Vec3>, Vec<u32>);
 /// A box centred on the origin with the given half extents (8 vertices, 12 triangles).
 pub fn cuboid(half: Vec3) -> MeshData {
     let v: Vec<Vec3> = (0..8)
-        .map(|i| Vec3::new(
-            if i & 1 == 0 { -half.x } else { half.x },
-            if i & 2 == 0 { -half.y } else { half.y },
-            if i & 4 == 0 { -half.z } else { half.z },
-        ))
+        .map(|i| {
+            Vec3::new(
+                if i & 1 == 0 { -half.x } else { half.x },
+                if i & 2 == 0 { -half.y } else { half.y },
+                if i & 4 == 0 { -half.z } else { half.z },
+            )
+        })
         .collect();
     #[rustfmt::skip]
     let i = vec![
@@ -69,9 +71,18 @@ pub fn icosphere(radius: f32, frequency: u32) -> MeshData {
     let f = frequency.max(1);
     let phi = (1.0 + 5f32.sqrt()) / 2.0;
     let c: Vec<Vec3> = [
-        (-1.0, phi, 0.0), (1.0, phi, 0.0), (-1.0, -phi, 0.0), (1.0, -phi, 0.0),
-        (0.0, -1.0, phi), (0.0, 1.0, phi), (0.0, -1.0, -phi), (0.0, 1.0, -phi),
-        (phi, 0.0, -1.0), (phi, 0.0, 1.0), (-phi, 0.0, -1.0), (-phi, 0.0, 1.0),
+        (-1.0, phi, 0.0),
+        (1.0, phi, 0.0),
+        (-1.0, -phi, 0.0),
+        (1.0, -phi, 0.0),
+        (0.0, -1.0, phi),
+        (0.0, 1.0, phi),
+        (0.0, -1.0, -phi),
+        (0.0, 1.0, -phi),
+        (phi, 0.0, -1.0),
+        (phi, 0.0, 1.0),
+        (-phi, 0.0, -1.0),
+        (-phi, 0.0, 1.0),
     ]
     .iter()
     .map(|&(x, y, z)| Vec3::new(x, y, z))
@@ -161,7 +172,12 @@ pub fn torus(major_radius: f32, minor_radius: f32, major: u32, minor: u32) -> Me
 /// A closed tube of `rings × segments` vertices swept along `path(s)` for `s` in `[0, 1]`, which gives
 /// the centre, the tangent and the radius. Closed loops join the last ring to the first; open tubes
 /// get flat caps (one centre vertex each).
-pub fn tube_along(rings: u32, segments: u32, closed_loop: bool, path: impl Fn(f32) -> (Vec3, Vec3, f32)) -> MeshData {
+pub fn tube_along(
+    rings: u32,
+    segments: u32,
+    closed_loop: bool,
+    path: impl Fn(f32) -> (Vec3, Vec3, f32),
+) -> MeshData {
     let (r, m) = (rings.max(2), segments.max(3));
     let mut v = Vec::new();
     let mut prev_normal: Option<Vec3> = None;
@@ -197,7 +213,11 @@ pub fn tube_along(rings: u32, segments: u32, closed_loop: bool, path: impl Fn(f3
             v.push(c);
             for i in 0..m {
                 let (a, b) = (j * m + i, j * m + (i + 1) % m);
-                if j == 0 { idx.extend_from_slice(&[center, b, a]) } else { idx.extend_from_slice(&[center, a, b]) }
+                if j == 0 {
+                    idx.extend_from_slice(&[center, b, a])
+                } else {
+                    idx.extend_from_slice(&[center, a, b])
+                }
             }
         }
     }
@@ -208,7 +228,8 @@ pub fn tube_along(rings: u32, segments: u32, closed_loop: bool, path: impl Fn(f3
 pub fn bent_tube(bend_radius: f32, tube_radius: f32, angle: f32, rings: u32, segments: u32) -> MeshData {
     tube_along(rings, segments, false, |s| {
         let a = angle * (s - 0.5);
-        let c = Vec3::new(a.sin(), 0.0, 1.0 - a.cos()) * bend_radius - Vec3::new(0.0, 0.0, bend_radius * 0.5 * (1.0 - (angle * 0.5).cos()));
+        let c = Vec3::new(a.sin(), 0.0, 1.0 - a.cos()) * bend_radius
+            - Vec3::new(0.0, 0.0, bend_radius * 0.5 * (1.0 - (angle * 0.5).cos()));
         let t = Vec3::new(a.cos(), 0.0, a.sin());
         (c, t, tube_radius)
     })
@@ -239,7 +260,8 @@ pub fn star_blob(radius: f32, slices: u32, stacks: u32, lobes: u32, amplitude: f
     };
     let bumps: Vec<(Vec3, f32)> = (0..lobes)
         .map(|_| {
-            let d = Vec3::new(next() * 2.0 - 1.0, next() * 2.0 - 1.0, next() * 2.0 - 1.0).normalize_or(Vec3::X);
+            let d =
+                Vec3::new(next() * 2.0 - 1.0, next() * 2.0 - 1.0, next() * 2.0 - 1.0).normalize_or(Vec3::X);
             (d, 0.5 + next())
         })
         .collect();
@@ -254,9 +276,7 @@ pub fn star_blob(radius: f32, slices: u32, stacks: u32, lobes: u32, amplitude: f
 pub fn u_bracket(width: f32, height: f32, thickness: f32, depth: f32) -> MeshData {
     // Profile in the xy plane, counter-clockwise, extruded along z.
     let (w, h, t) = (width * 0.5, height, thickness);
-    let profile = [
-        (-w, 0.0), (w, 0.0), (w, h), (w - t, h), (w - t, t), (-w + t, t), (-w + t, h), (-w, h),
-    ];
+    let profile = [(-w, 0.0), (w, 0.0), (w, h), (w - t, h), (w - t, t), (-w + t, t), (-w + t, h), (-w, h)];
     extrude(&profile, depth)
 }
 
@@ -328,7 +348,14 @@ pub fn transformed((v, i): MeshData, rotation: Quat, translation: Vec3) -> MeshD
 
 /// A helix (a coil spring) tube with flat caps: `turns` turns of `coil_radius`, rising `pitch` per
 /// turn.
-pub fn coil(coil_radius: f32, pitch: f32, turns: f32, tube_radius: f32, rings: u32, segments: u32) -> MeshData {
+pub fn coil(
+    coil_radius: f32,
+    pitch: f32,
+    turns: f32,
+    tube_radius: f32,
+    rings: u32,
+    segments: u32,
+) -> MeshData {
     let height = pitch * turns;
     let pos = move |s: f32| {
         let a = TAU * turns * s;

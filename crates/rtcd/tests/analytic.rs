@@ -33,7 +33,8 @@ fn cube_sunk_into_ground_box() {
         // A few steps, so iterative variants run their walk too (the pose does not move).
         for step in 0..3 {
             let cube_pose = Pose::from_translation(Vec3::new(0.3, 0.5 - depth, -0.2));
-            let pair = PairInput::from_world(PairKey::new(1, 2), &cube, cube_pose, &ground, common::ground_pose());
+            let pair =
+                PairInput::from_world(PairKey::new(1, 2), &cube, cube_pose, &ground, common::ground_pose());
             let out = np.step(&[pair], &StepOptions::default());
             let m = &out.pairs[0].manifolds;
             assert_eq!(m.len(), 1, "{name} step {step}: {m:?}");
@@ -59,7 +60,10 @@ fn cube_rotated_about_the_vertical_still_gets_the_ground_normal() {
     let ground = common::cuboid("ground", Vec3::new(5.0, 1.0, 5.0));
     let mut np = NarrowPhase::new(RtcdParams::from_meshes(&[&cube, &ground])).unwrap();
     let pose = Pose::new(Vec3::new(0.0, 0.4, 0.0), Quat::from_rotation_y(0.7));
-    let out = np.step(&[PairInput::from_world(PairKey::new(1, 2), &cube, pose, &ground, common::ground_pose())], &StepOptions::default());
+    let out = np.step(
+        &[PairInput::from_world(PairKey::new(1, 2), &cube, pose, &ground, common::ground_pose())],
+        &StepOptions::default(),
+    );
     let m = &out.pairs[0].manifolds[0];
     // In world terms the cube's normal toward the ground is straight down.
     assert!((pose.transform_vector(m.local_n1) - Vec3::NEG_Y).length() < 1e-5);
@@ -115,7 +119,10 @@ fn no_contacts_beyond_the_prediction_distance() {
         let opts = StepOptions { prediction_distance, ..Default::default() };
         for gap in [0.021f32, 0.05, 0.1, 0.5, 2.0] {
             let pose = Pose::from_translation(Vec3::new(0.0, 0.5 + gap, 0.0));
-            let out = np.step(&[PairInput::from_world(PairKey::new(1, 2), &cube, pose, &ground, common::ground_pose())], &opts);
+            let out = np.step(
+                &[PairInput::from_world(PairKey::new(1, 2), &cube, pose, &ground, common::ground_pose())],
+                &opts,
+            );
             assert!(out.pairs[0].manifolds.is_empty(), "{name}: gap {gap} gave {:?}", out.pairs[0].manifolds);
         }
         // Within the prediction distance, a prediction becomes a speculative contact (positive dist)

@@ -20,7 +20,11 @@ fn committed_assets_match_the_generator() {
         };
         for (a, b) in sorted(&loaded).iter().zip(&sorted(&generated)) {
             let (a, b) = (glam::Vec3::from_array(*a), glam::Vec3::from_array(*b));
-            assert!((a - b).length() < 1e-5, "{}: regenerate with `cargo run -p rtcd --example gen_assets`", spec.name);
+            assert!(
+                (a - b).length() < 1e-5,
+                "{}: regenerate with `cargo run -p rtcd --example gen_assets`",
+                spec.name
+            );
         }
         assert!((loaded.volume() - generated.volume()).abs() < 1e-5 * generated.volume().abs().max(1.0));
         assert!(loaded.is_closed(), "{} must be closed", spec.name);

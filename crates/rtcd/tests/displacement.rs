@@ -16,7 +16,11 @@ fn mesh(half: Vec3) -> RtcdMesh {
 /// The largest distance any vertex of `moving` travels, seen from the other mesh's frame, when the
 /// relative pose (moving in fixed's frame) goes from `a` to `b`.
 fn true_displacement(moving: &RtcdMesh, a: &Pose, b: &Pose) -> f32 {
-    moving.positions().iter().map(|p| (a.transform_point(*p) - b.transform_point(*p)).length()).fold(0.0, f32::max)
+    moving
+        .positions()
+        .iter()
+        .map(|p| (a.transform_point(*p) - b.transform_point(*p)).length())
+        .fold(0.0, f32::max)
 }
 
 #[test]
@@ -27,13 +31,17 @@ fn bounds_the_relative_motion_of_both_meshes_and_never_exceeds_the_papers_form()
     let mut rnd = || rng.random::<f32>();
     let mut tighter = 0;
     for _ in 0..500 {
-        let axis = |r: &mut dyn FnMut() -> f32| Vec3::new(r() - 0.5, r() - 0.5, r() - 0.5).normalize_or(Vec3::Y);
+        let axis =
+            |r: &mut dyn FnMut() -> f32| Vec3::new(r() - 0.5, r() - 0.5, r() - 0.5).normalize_or(Vec3::Y);
         let a = Pose::new(
             Vec3::new(30.0 * (rnd() - 0.5), 2.0 * rnd(), 30.0 * (rnd() - 0.5)),
             Quat::from_axis_angle(axis(&mut rnd), 6.3 * rnd()),
         );
         // A small step: up to 0.2 m and 0.2 rad.
-        let b = Pose::new(a.translation + 0.2 * rnd() * axis(&mut rnd), Quat::from_axis_angle(axis(&mut rnd), 0.2 * rnd()) * a.rotation);
+        let b = Pose::new(
+            a.translation + 0.2 * rnd() * axis(&mut rnd),
+            Quat::from_axis_angle(axis(&mut rnd), 0.2 * rnd()) * a.rotation,
+        );
         let bound = max_displacement(&a, &b, r1, r2);
         // Mesh 2 (small) seen from mesh 1 (large), and mesh 1 seen from mesh 2.
         let moved2 = true_displacement(&small, &a, &b);

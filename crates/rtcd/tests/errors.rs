@@ -4,7 +4,9 @@ mod common;
 
 use glam::{Quat, Vec3};
 use proptest::prelude::*;
-use rtcd::{MeshError, NarrowPhase, PairError, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, shapes};
+use rtcd::{
+    MeshError, NarrowPhase, PairError, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, shapes,
+};
 
 fn cube() -> (Vec<Vec3>, Vec<u32>) {
     shapes::cuboid(Vec3::splat(0.5))
@@ -204,7 +206,10 @@ fn invalid_poses_skip_the_pair_with_a_typed_error() {
         assert!(matches!(e, PairError::InvalidPose { .. }));
         assert!(e.to_string().contains("(1, 2)"));
         assert!(out.pairs[0].manifolds.is_empty());
-        assert!(out.pairs[1].error.is_none() && !out.pairs[1].manifolds.is_empty(), "the good pair is unaffected");
+        assert!(
+            out.pairs[1].error.is_none() && !out.pairs[1].manifolds.is_empty(),
+            "the good pair is unaffected"
+        );
         assert_eq!(out.metrics.failed_pairs, 1);
         assert!(np.pair_state(&PairKey::new(1, 2)).is_none());
     }
@@ -235,18 +240,23 @@ fn errors_among_many_pairs() {
     let a = common::cuboid("a", Vec3::splat(0.5));
     let params = RtcdParams::from_meshes(&[&a]);
     let pose = |k: u64| Pose::from_translation(Vec3::new(0.2 + 0.01 * k as f32, 0.9, 0.1));
-    let mut pairs: Vec<PairInput> = (0..40).map(|k| PairInput::new(PairKey::new(2 * k + 10, 2 * k + 11), &a, &a, pose(k))).collect();
+    let mut pairs: Vec<PairInput> =
+        (0..40).map(|k| PairInput::new(PairKey::new(2 * k + 10, 2 * k + 11), &a, &a, pose(k))).collect();
     let valid = pairs.clone();
     pairs.insert(5, PairInput::new(PairKey::new(7, 7), &a, &a, pose(0)));
     pairs.insert(17, PairInput::new(PairKey::new(14, 15), &a, &a, pose(2)));
-    pairs.insert(30, PairInput::new(PairKey::new(1000, 1001), &a, &a, Pose::from_translation(Vec3::splat(f32::NAN))));
+    pairs.insert(
+        30,
+        PairInput::new(PairKey::new(1000, 1001), &a, &a, Pose::from_translation(Vec3::splat(f32::NAN))),
+    );
     let out = NarrowPhase::new(params).unwrap().step(&pairs, &StepOptions::default());
     let clean = NarrowPhase::new(params).unwrap().step(&valid, &StepOptions::default());
     assert!(matches!(out.pairs[5].error, Some(PairError::SelfPair { .. })));
     assert!(matches!(out.pairs[17].error, Some(PairError::DuplicatePair { .. })));
     assert!(matches!(out.pairs[30].error, Some(PairError::InvalidPose { .. })));
     assert_eq!(out.metrics.failed_pairs, 3);
-    let others: Vec<_> = out.pairs.iter().enumerate().filter(|(i, _)| ![5, 17, 30].contains(i)).map(|(_, o)| o).collect();
+    let others: Vec<_> =
+        out.pairs.iter().enumerate().filter(|(i, _)| ![5, 17, 30].contains(i)).map(|(_, o)| o).collect();
     assert_eq!(others.len(), clean.pairs.len());
     for (o, c) in others.iter().zip(&clean.pairs) {
         assert_eq!((o.key, o.mode, o.error.is_none()), (c.key, c.mode, true));

@@ -15,7 +15,13 @@ struct Run {
 
 /// Runs `steps` steps of a scripted relative motion `pose_at(step)` (shape 2 in shape 1's frame) and
 /// compares every step with a full standard trace.
-fn run(m1: &RtcdMesh, m2: &RtcdMesh, params: RtcdParams, steps: usize, pose_at: impl Fn(usize) -> Pose) -> Run {
+fn run(
+    m1: &RtcdMesh,
+    m2: &RtcdMesh,
+    params: RtcdParams,
+    steps: usize,
+    pose_at: impl Fn(usize) -> Pose,
+) -> Run {
     let mut np = NarrowPhase::new(params).unwrap();
     let mut r = Run { compared: 0, erroneous: 0, late: 0, iterative_steps: 0, standard_steps: 0 };
     for s in 0..steps {
@@ -39,7 +45,11 @@ fn wobble(threshold: f32, height: f32) -> impl Fn(usize) -> Pose {
     move |s| {
         let t = s as f32;
         let base = Vec3::new(0.05, height, 0.1);
-        let drift = Vec3::new(0.4 * threshold * (t * 0.05).sin(), 0.3 * threshold * (t * 0.031).sin(), 0.01 * threshold * t);
+        let drift = Vec3::new(
+            0.4 * threshold * (t * 0.05).sin(),
+            0.3 * threshold * (t * 0.031).sin(),
+            0.01 * threshold * t,
+        );
         let rot = Quat::from_rotation_y(0.002 * t) * Quat::from_rotation_x(0.05 * (t * 0.04).sin());
         Pose::new(base + drift, rot)
     }
@@ -103,8 +113,14 @@ fn changing_a_pairs_mesh_resets_its_state() {
     let mut np = NarrowPhase::new(params).unwrap();
     let pose = Pose::from_translation(Vec3::new(0.05, a.aabb().max.y + 0.1, 0.0));
     let key = PairKey::new(1, 2);
-    assert_eq!(np.step(&[PairInput::new(key, &a, &b, pose)], &StepOptions::default()).pairs[0].mode, StepMode::Standard);
-    assert_eq!(np.step(&[PairInput::new(key, &a, &b, pose)], &StepOptions::default()).pairs[0].mode, StepMode::Iterative);
+    assert_eq!(
+        np.step(&[PairInput::new(key, &a, &b, pose)], &StepOptions::default()).pairs[0].mode,
+        StepMode::Standard
+    );
+    assert_eq!(
+        np.step(&[PairInput::new(key, &a, &b, pose)], &StepOptions::default()).pairs[0].mode,
+        StepMode::Iterative
+    );
     // Same key, other mesh: old triangle records would be meaningless.
     let out = np.step(&[PairInput::new(key, &a, &c, pose)], &StepOptions::default());
     assert_eq!(out.pairs[0].mode, StepMode::Standard);

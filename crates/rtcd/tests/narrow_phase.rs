@@ -13,7 +13,11 @@ fn pile(meshes: &[RtcdMesh], n: usize, seed: u64) -> Vec<(usize, Pose)> {
             let x = (k % 4) as f32 * 0.8;
             let z = ((k / 4) % 4) as f32 * 0.8;
             let y = (k / 16) as f32 * 0.8;
-            let jitter = Vec3::new(rng.random_range(-0.05..0.05), rng.random_range(-0.05..0.05), rng.random_range(-0.05..0.05));
+            let jitter = Vec3::new(
+                rng.random_range(-0.05..0.05),
+                rng.random_range(-0.05..0.05),
+                rng.random_range(-0.05..0.05),
+            );
             (k % meshes.len(), Pose::new(Vec3::new(x, y, z) + jitter, common::random_rotation(&mut rng)))
         })
         .collect()
@@ -149,7 +153,11 @@ fn metrics_count_rays_by_kind() {
     // Nothing moved: every walk ends where it started, in contact.
     assert_eq!(i.iterative_hits, s.contact_rays);
     assert_eq!(i.walk_steps, i.iterative_rays + i.predictive_rays);
-    assert!((i.iterative_hit_rate() - s.contact_rays as f64 / (s.contact_rays + s.prediction_records) as f64).abs() < 1e-9);
+    assert!(
+        (i.iterative_hit_rate() - s.contact_rays as f64 / (s.contact_rays + s.prediction_records) as f64)
+            .abs()
+            < 1e-9
+    );
     assert_eq!(i.contact_rays, s.contact_rays);
 }
 
@@ -167,13 +175,24 @@ fn skipped_work_changes_no_result() {
         let mut rng = common::rng(12);
         let velocities: Vec<(Vec3, Vec3)> = (0..bodies.len())
             .map(|_| {
-                let v = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
-                let w = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
+                let v = Vec3::new(
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                );
+                let w = Vec3::new(
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                );
                 (0.012 * v, 0.03 * w)
             })
             .collect();
-        let (mut np, mut measured, mut standard) =
-            (NarrowPhase::new(params).unwrap(), NarrowPhase::new(params).unwrap(), NarrowPhase::new(params).unwrap());
+        let (mut np, mut measured, mut standard) = (
+            NarrowPhase::new(params).unwrap(),
+            NarrowPhase::new(params).unwrap(),
+            NarrowPhase::new(params).unwrap(),
+        );
         let (mut separated, mut quiet, mut standard_steps) = (0, 0, 0);
         for step in 0..60 {
             let pairs = pairs_of(&meshes, &bodies);
@@ -185,13 +204,25 @@ fn skipped_work_changes_no_result() {
             separated += out.metrics.separated_pairs;
             for (k, o) in out.pairs.iter().enumerate() {
                 assert_eq!(o.mode, reference.pairs[k].mode, "prediction {prediction}, step {step}, pair {k}");
-                assert_eq!(o.manifolds, reference.pairs[k].manifolds, "prediction {prediction}, step {step}, pair {k}");
+                assert_eq!(
+                    o.manifolds, reference.pairs[k].manifolds,
+                    "prediction {prediction}, step {step}, pair {k}"
+                );
                 if o.mode == StepMode::Standard {
                     standard_steps += 1;
-                    assert_eq!(o.manifolds, full.pairs[k].manifolds, "prediction {prediction}, step {step}, pair {k}");
+                    assert_eq!(
+                        o.manifolds, full.pairs[k].manifolds,
+                        "prediction {prediction}, step {step}, pair {k}"
+                    );
                     let records = |n: &NarrowPhase| n.pair_state(&o.key).map(|s| s.records.clone());
-                    assert_eq!(records(&np), records(&standard), "prediction {prediction}, step {step}, pair {k}");
-                } else if o.manifolds.is_empty() && np.pair_state(&o.key).is_some_and(|s| s.records.iter().all(Vec::is_empty)) {
+                    assert_eq!(
+                        records(&np),
+                        records(&standard),
+                        "prediction {prediction}, step {step}, pair {k}"
+                    );
+                } else if o.manifolds.is_empty()
+                    && np.pair_state(&o.key).is_some_and(|s| s.records.iter().all(Vec::is_empty))
+                {
                     quiet += 1;
                 }
             }
@@ -201,7 +232,10 @@ fn skipped_work_changes_no_result() {
                 *pose = Pose::new(pose.translation + *v + inward, Quat::from_scaled_axis(*w) * pose.rotation);
             }
         }
-        assert!(separated > 50 && quiet > 200 && standard_steps > 100, "{separated} separated, {quiet} quiet, {standard_steps} standard");
+        assert!(
+            separated > 50 && quiet > 200 && standard_steps > 100,
+            "{separated} separated, {quiet} quiet, {standard_steps} standard"
+        );
     }
 }
 
@@ -221,7 +255,8 @@ fn state_follows_pairs_in_any_order() {
     let mut traced = 0;
     for step in 0..200 {
         // Mostly the same pairs in the same order (as a batch gives them), sometimes shuffled.
-        let mut input: Vec<(PairKey, Pose)> = keys.iter().filter(|_| rng.random_range(0..10) > 1).map(|&k| (k, pose_of(k))).collect();
+        let mut input: Vec<(PairKey, Pose)> =
+            keys.iter().filter(|_| rng.random_range(0..10) > 1).map(|&k| (k, pose_of(k))).collect();
         if step % 7 == 0 {
             for i in (1..input.len()).rev() {
                 input.swap(i, rng.random_range(0..=i));
@@ -238,7 +273,10 @@ fn state_follows_pairs_in_any_order() {
         if rng.random_range(0..6) == 0 {
             input.push((PairKey::new(5, 5), pose_of(PairKey::new(5, 5))));
         }
-        let pairs: Vec<PairInput> = input.iter().map(|&(k, p)| PairInput::new(k, &a, &a, p).with_hold(rng.random_range(0..3) == 0)).collect();
+        let pairs: Vec<PairInput> = input
+            .iter()
+            .map(|&(k, p)| PairInput::new(k, &a, &a, p).with_hold(rng.random_range(0..3) == 0))
+            .collect();
         let (want, valid) = rtcd::narrow_phase::check_pairs(&pairs);
         let out = np.step(&pairs, &opts);
         for (k, (got, want)) in out.pairs.iter().zip(&want).enumerate() {
@@ -283,12 +321,18 @@ fn held_by_key_equals_held_inputs() {
     let mut before: Vec<PairKey> = Vec::new();
     for step in 0..60 {
         let t = step as f32 * 0.004;
-        let pose_of = |k: PairKey| Pose::new(base.translation + Vec3::new(0.01 * k.a as f32, -t, 0.0), base.rotation);
-        let present: Vec<PairKey> = keys.iter().copied().filter(|_| step < 3 || rng.random_range(0..10) > 0).collect();
+        let pose_of =
+            |k: PairKey| Pose::new(base.translation + Vec3::new(0.01 * k.a as f32, -t, 0.0), base.rotation);
+        let present: Vec<PairKey> =
+            keys.iter().copied().filter(|_| step < 3 || rng.random_range(0..10) > 0).collect();
         // Only pairs with state are held (as a caller following Rapier's recycling holds them).
-        let hold: Vec<bool> = present.iter().map(|k| before.contains(k) && rng.random_range(0..3) > 0).collect();
-        let inputs: Vec<PairInput> =
-            present.iter().zip(&hold).map(|(&k, &h)| PairInput::new(k, &a, &b, pose_of(k)).with_hold(h)).collect();
+        let hold: Vec<bool> =
+            present.iter().map(|k| before.contains(k) && rng.random_range(0..3) > 0).collect();
+        let inputs: Vec<PairInput> = present
+            .iter()
+            .zip(&hold)
+            .map(|(&k, &h)| PairInput::new(k, &a, &b, pose_of(k)).with_hold(h))
+            .collect();
         let traced: Vec<PairInput> = inputs.iter().filter(|p| !p.hold).copied().collect();
         let mut held: Vec<PairKey> = inputs.iter().filter(|p| p.hold).map(|p| p.key).collect();
         // Noise the backend must pass over: a key with no state, and a traced key held too.
@@ -301,14 +345,28 @@ fn held_by_key_equals_held_inputs() {
         // The held key without state counts; the traced one held too does not.
         assert_eq!(x.metrics.held_pairs + 1, y.metrics.held_pairs, "step {step}");
         assert_eq!(x.metrics.freed_pairs, y.metrics.freed_pairs, "step {step}");
-        assert_eq!((x.metrics.pairs, x.metrics.iterative_pairs), (y.metrics.pairs, y.metrics.iterative_pairs), "step {step}");
+        assert_eq!(
+            (x.metrics.pairs, x.metrics.iterative_pairs),
+            (y.metrics.pairs, y.metrics.iterative_pairs),
+            "step {step}"
+        );
         held_total += y.metrics.held_pairs;
-        let xs: Vec<_> = x.pairs.iter().zip(&inputs).filter(|(_, p)| !p.hold).map(|(o, _)| (o.key, o.mode, &o.manifolds)).collect();
+        let xs: Vec<_> = x
+            .pairs
+            .iter()
+            .zip(&inputs)
+            .filter(|(_, p)| !p.hold)
+            .map(|(o, _)| (o.key, o.mode, &o.manifolds))
+            .collect();
         let ys: Vec<_> = y.pairs.iter().map(|o| (o.key, o.mode, &o.manifolds)).collect();
         assert_eq!(xs, ys, "step {step}");
         for k in keys.iter().chain([&PairKey::new(77, 78)]) {
             let (sx, sy) = (by_input.pair_state(k), by_key.pair_state(k));
-            assert_eq!(sx.map(|s| (&s.records, s.reference, s.steps_since_standard)), sy.map(|s| (&s.records, s.reference, s.steps_since_standard)), "step {step} {k:?}");
+            assert_eq!(
+                sx.map(|s| (&s.records, s.reference, s.steps_since_standard)),
+                sy.map(|s| (&s.records, s.reference, s.steps_since_standard)),
+                "step {step} {k:?}"
+            );
         }
         before = present;
     }

@@ -6,7 +6,8 @@ use glam::{Quat, Vec3};
 use rtcd::{
     NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepMode, StepOptions,
     detect::{
-        TraceReference, max_displacement, needs_standard_trace, separation_bound, separation_bound_beyond, separation_for_reach,
+        TraceReference, max_displacement, needs_standard_trace, separation_bound, separation_bound_beyond,
+        separation_for_reach,
     },
     shapes,
 };
@@ -93,10 +94,16 @@ fn sharpened_only_beyond_enough() {
         for enough in [0.0f32, 0.02, 0.1] {
             let beyond = separation_bound_beyond(&a, &b, &pose, enough);
             if full <= enough {
-                assert!((beyond - full).abs() < 1e-5, "enough {enough}: {beyond} where the full descent gives {full}");
+                assert!(
+                    (beyond - full).abs() < 1e-5,
+                    "enough {enough}: {beyond} where the full descent gives {full}"
+                );
                 same += 1;
             } else {
-                assert!(beyond > enough && beyond <= full + 1e-5, "enough {enough}: {beyond} not in ({enough}, {full}]");
+                assert!(
+                    beyond > enough && beyond <= full + 1e-5,
+                    "enough {enough}: {beyond} not in ({enough}, {full}]"
+                );
                 early += usize::from(beyond < full);
             }
         }
@@ -134,7 +141,8 @@ fn kept_separation_is_the_best_first_bound_beyond_reach() {
 fn decision_rules() {
     let params = RtcdParams::from_triangle_size(0.1);
     let (thr, reach) = (params.displacement_threshold, params.culling_dist);
-    let reference = |separation, has_records| TraceReference { pose: Pose::IDENTITY, separation, has_records };
+    let reference =
+        |separation, has_records| TraceReference { pose: Pose::IDENTITY, separation, has_records };
     let moved = |d: f32| Pose::from_translation(Vec3::new(d, 0.0, 0.0));
     // No reference: standard.
     assert!(needs_standard_trace(None, &moved(0.0), 1.0, 1.0, &params));
@@ -176,9 +184,13 @@ fn the_cheap_bound_changes_no_decision() {
         for p in [&params, &nopred] {
             let reach = if p.prediction { p.culling_dist } else { 0.0 };
             let d = max_displacement(start, &current, r1, r2);
-            for (separation, has_records) in
-                [(0.0, true), (0.0, false), (d + reach, false), (2.0 * d + reach, false), (f32::INFINITY, false)]
-            {
+            for (separation, has_records) in [
+                (0.0, true),
+                (0.0, false),
+                (d + reach, false),
+                (2.0 * d + reach, false),
+                (f32::INFINITY, false),
+            ] {
                 let reference = TraceReference { pose: *start, separation, has_records };
                 let rule = d > thr && (has_records || d >= separation - reach);
                 let got = needs_standard_trace(Some(&reference), &current, r1, r2, p);
@@ -203,8 +215,9 @@ fn no_contact_found_later_than_standard_tracing() {
     let radius = a.max_radius().max(b.max_radius());
     let speed = 0.4 * params.displacement_threshold;
     let start = 2.0 * radius + 12.0 * params.displacement_threshold;
-    let pose_at =
-        |s: usize| Pose::new(Vec3::new(start - speed * s as f32, 0.05, 0.0), Quat::from_rotation_y(0.01 * s as f32));
+    let pose_at = |s: usize| {
+        Pose::new(Vec3::new(start - speed * s as f32, 0.05, 0.0), Quat::from_rotation_y(0.01 * s as f32))
+    };
     let first_contact = |force_standard: bool| {
         let mut np = NarrowPhase::new(params).unwrap();
         let (mut deferred, mut first) = (0, None);
@@ -215,10 +228,16 @@ fn no_contact_found_later_than_standard_tracing() {
             );
             let reference = np.pair_state(&PairKey::new(1, 2)).and_then(|st| st.reference).unwrap();
             let o = &out.pairs[0];
-            if o.mode == StepMode::Iterative && max_displacement(&reference, &pose_at(s), a.max_radius(), b.max_radius()) > params.displacement_threshold {
+            if o.mode == StepMode::Iterative
+                && max_displacement(&reference, &pose_at(s), a.max_radius(), b.max_radius())
+                    > params.displacement_threshold
+            {
                 deferred += 1;
             }
-            if first.is_none() && !o.manifolds.is_empty() && o.manifolds.iter().any(|m| m.points.iter().any(|p| p.dist < 0.0)) {
+            if first.is_none()
+                && !o.manifolds.is_empty()
+                && o.manifolds.iter().any(|m| m.points.iter().any(|p| p.dist < 0.0))
+            {
                 first = Some(s);
             }
         }
@@ -226,7 +245,9 @@ fn no_contact_found_later_than_standard_tracing() {
     };
     let (standard, _) = first_contact(true);
     let (ours, deferred) = first_contact(false);
-    println!("first contact: step {standard:?} traced standard every step, {ours:?} with deferred traces ({deferred} deferred)");
+    println!(
+        "first contact: step {standard:?} traced standard every step, {ours:?} with deferred traces ({deferred} deferred)"
+    );
     assert!(standard.is_some(), "the scripted motion must reach contact");
     assert_eq!(ours, standard);
     assert!(deferred > 0, "no standard trace was put off");

@@ -13,7 +13,11 @@ fn brute_force_and_bvh_agree() {
         let m = common::asset(name);
         let mut hits = 0;
         for _ in 0..3000 {
-            let o = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
+            let o = Vec3::new(
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+            );
             // Aim at a random point of the mesh's box so most lines cross the surface.
             let b = m.aabb();
             let target = Vec3::new(
@@ -39,7 +43,12 @@ fn brute_force_and_bvh_agree() {
                                 .iter()
                                 .filter(|v| m.triangles()[y.triangle as usize].contains(v))
                                 .count();
-                            assert!(shared >= 1, "{name}: different triangles {} and {}", x.triangle, y.triangle);
+                            assert!(
+                                shared >= 1,
+                                "{name}: different triangles {} and {}",
+                                x.triangle,
+                                y.triangle
+                            );
                         }
                     }
                     (x, y) => panic!("{name}: brute {x:?} vs bvh {y:?} for {ray:?} back {back} fwd {fwd}"),
@@ -56,7 +65,8 @@ fn exit_distances_match_a_brute_force_self_trace() {
         let m = common::asset(name);
         for v in 0..m.positions().len() {
             let ray = Ray::new(m.positions()[v], -m.normals()[v]);
-            let h = TracerKind::BruteForce.trace_line(&m, &ray, 0.0, f32::INFINITY, v as u32).forward.unwrap();
+            let h =
+                TracerKind::BruteForce.trace_line(&m, &ray, 0.0, f32::INFINITY, v as u32).forward.unwrap();
             assert!((h.t - m.exit_distances()[v]).abs() < 1e-5);
             assert!(h.from_inside, "{name}: vertex {v}'s inward ray leaves through a back face");
         }
@@ -77,7 +87,11 @@ fn ordered_and_stackless_bvh_traversals_agree() {
         let mut hits = 0;
         for k in 0..4000 {
             let ray = if k % 2 == 0 {
-                let o = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
+                let o = Vec3::new(
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                );
                 let target = Vec3::new(
                     rng.random_range(b.min.x..b.max.x),
                     rng.random_range(b.min.y..b.max.y),

@@ -17,8 +17,10 @@ fn check_walk(mesh: &RtcdMesh, ray: &Ray, start: u32, max_it: u32) -> WalkOutcom
     if let WalkOutcome::Hit(h) | WalkOutcome::Prediction(h) = w.outcome {
         let t = mesh.triangles()[h.triangle as usize];
         let p = mesh.positions();
-        let x = ray_triangle(ray.origin, ray.dir, p[t[0] as usize], p[t[1] as usize], p[t[2] as usize]).unwrap();
-        let expected = if matches!(w.outcome, WalkOutcome::Hit(_)) { Location::Hit } else { Location::Behind };
+        let x =
+            ray_triangle(ray.origin, ray.dir, p[t[0] as usize], p[t[1] as usize], p[t[2] as usize]).unwrap();
+        let expected =
+            if matches!(w.outcome, WalkOutcome::Hit(_)) { Location::Hit } else { Location::Behind };
         assert_eq!(locate(&x), expected);
         assert!((x.t - h.t).abs() < 1e-6);
     }

@@ -141,12 +141,20 @@ impl SimRow {
 
     /// Mean narrow-phase ms per step over a window.
     pub fn narrow_ms(&self, w: &Range<usize>) -> Option<f64> {
-        mean(self.run.steps[w.start.min(self.run.steps.len())..w.end.min(self.run.steps.len())].iter().map(|s| s.narrow_ms))
+        mean(
+            self.run.steps[w.start.min(self.run.steps.len())..w.end.min(self.run.steps.len())]
+                .iter()
+                .map(|s| s.narrow_ms),
+        )
     }
 
     /// Mean whole-step ms over a window.
     pub fn step_ms(&self, w: &Range<usize>) -> Option<f64> {
-        mean(self.run.steps[w.start.min(self.run.steps.len())..w.end.min(self.run.steps.len())].iter().map(|s| s.step_ms))
+        mean(
+            self.run.steps[w.start.min(self.run.steps.len())..w.end.min(self.run.steps.len())]
+                .iter()
+                .map(|s| s.step_ms),
+        )
     }
 
     /// Bodies tunnelled by the end.
@@ -228,7 +236,13 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     let start = Instant::now();
     let refs: Vec<&rtcd::RtcdMesh> = scene.meshes.iter().map(|m| &**m).collect();
     let params = RtcdParams::from_meshes(&refs);
-    note(format!("{} — {} bodies, {} triangles, {} steps", scene.name, scene.bodies(), scene.triangles(), scene.steps));
+    note(format!(
+        "{} — {} bodies, {} triangles, {} steps",
+        scene.name,
+        scene.bodies(),
+        scene.triangles(),
+        scene.steps
+    ));
 
     // 1. The rtcd simulation (default parameters: iterative BVH, prediction, re-projection).
     let mut sims = Vec::new();
@@ -239,7 +253,11 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         let run = simulate(&scene, label, setup, progress(label, scene.steps))?;
         let misses: u64 = run.steps.iter().map(|s| s.cache_misses).sum();
         let misses = if batched { format!(", {misses} cache misses") } else { String::new() };
-        note(format!("  {label}: {:.1} s (set-up {:.1} ms){misses}", run.wall.as_secs_f64(), run.setup_time.as_secs_f64() * 1e3));
+        note(format!(
+            "  {label}: {:.1} s (set-up {:.1} ms){misses}",
+            run.wall.as_secs_f64(),
+            run.setup_time.as_secs_f64() * 1e3
+        ));
         Ok(run)
     };
     let main = sim(crate::report::MAIN_LABEL, Setup::Rtcd(params, None, None))?;
@@ -252,12 +270,20 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     }
     let mut comparisons = Vec::new();
     // Rapier's own recycle distance unless `--recycle-distance` sets one.
-    let recycle_distance = opts
-        .recycle_distance
-        .unwrap_or(rtcd_rapier::rapier3d::dynamics::IntegrationParameters::default().normalized_contact_recycle_distance);
+    let recycle_distance = opts.recycle_distance.unwrap_or(
+        rtcd_rapier::rapier3d::dynamics::IntegrationParameters::default().normalized_contact_recycle_distance,
+    );
     for (name, label, setup) in [
-        ("nopred", "rtcd, no prediction", Setup::Rtcd(RtcdParams { prediction: false, ..params }, None, None)),
-        ("noreproj", "rtcd, no re-projection", Setup::Rtcd(RtcdParams { reprojection: false, ..params }, None, None)),
+        (
+            "nopred",
+            "rtcd, no prediction",
+            Setup::Rtcd(RtcdParams { prediction: false, ..params }, None, None),
+        ),
+        (
+            "noreproj",
+            "rtcd, no re-projection",
+            Setup::Rtcd(RtcdParams { reprojection: false, ..params }, None, None),
+        ),
         ("recycle", crate::report::RECYCLE_LABEL, Setup::Rtcd(params, None, Some(recycle_distance))),
         (
             "widespec",
@@ -274,7 +300,8 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
 
     // 2. Replays of the rtcd simulation's poses.
     let frames = Frames::new(&scene, &main.trajectory, &params, main.prediction)?;
-    let brute_windows = |warmup| Sampling::Windows { windows: middle_windows(&windows, opts.brute_window), warmup };
+    let brute_windows =
+        |warmup| Sampling::Windows { windows: middle_windows(&windows, opts.brute_window), warmup };
     let mut replays = Vec::new();
     // With `--interleave`, the variants run every `stride`-th step are replayed together,
     // interleaved step by step (`Frames::replay_interleaved`); the windowed ones (brute force at
@@ -305,7 +332,16 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     // With `--repeat`, in rounds: every variant once, then every variant again, so a drift of the
     // machine's speed over the minutes of the replays weighs on every variant alike.
     let replay = |(v, sampling): &(Variant, Sampling)| {
-        replay_row(&frames, cpu_backend(v.params(&params)), &v.key(), Some(*v), "cpu".into(), &frames.options(), sampling, 0..n)
+        replay_row(
+            &frames,
+            cpu_backend(v.params(&params)),
+            &v.key(),
+            Some(*v),
+            "cpu".into(),
+            &frames.options(),
+            sampling,
+            0..n,
+        )
     };
     let mut rows = alone.iter().map(replay).collect::<Result<Vec<_>, _>>()?;
     for _ in 1..opts.repeat {
@@ -332,7 +368,16 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
             let v = Variant { tracer: TracerKind::Bvh, iterative: true, prediction };
             let backend = cpu_backend(v.params(&params));
             let o = StepOptions { measure_errors: true, ..frames.options() };
-            let row = replay_row(&frames, backend, &format!("errors {}", v.key()), Some(v), "cpu".into(), &o, &Sampling::Every(1), 0..n)?;
+            let row = replay_row(
+                &frames,
+                backend,
+                &format!("errors {}", v.key()),
+                Some(v),
+                "cpu".into(),
+                &o,
+                &Sampling::Every(1),
+                0..n,
+            )?;
             note(format!("  erroneous rays of {}: {:.1} s", v.key(), row.wall_s));
             errors.push(row);
         }
@@ -358,7 +403,9 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
                 for v in Variant::all() {
                     // On a software adapter only the BVH variants with prediction (brute force on lavapipe
                     // is minutes per step at scale).
-                    if !opts.variant_selected(&v.key()) || (g.software && (v.tracer != TracerKind::Bvh || !v.prediction)) {
+                    if !opts.variant_selected(&v.key())
+                        || (g.software && (v.tracer != TracerKind::Bvh || !v.prediction))
+                    {
                         continue;
                     }
                     let backend = || {
@@ -366,7 +413,16 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
                             .map(|b| Box::new(b) as Box<dyn NarrowPhaseBackend>)
                             .map_err(|e| format!("GPU backend: {e}"))
                     };
-                    match replay_row(&frames, backend, &v.key(), Some(v), g.name.clone(), &frames.options(), &Sampling::Every(1), 0..limit) {
+                    match replay_row(
+                        &frames,
+                        backend,
+                        &v.key(),
+                        Some(v),
+                        g.name.clone(),
+                        &frames.options(),
+                        &Sampling::Every(1),
+                        0..limit,
+                    ) {
                         Ok(row) => {
                             note(format!("  replayed {} on the GPU: {:.1} s", v.key(), row.wall_s));
                             gpu_rows.push(row);
@@ -374,8 +430,16 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
                         Err(e) => note(format!("  GPU replay of {} failed: {e}", v.key())),
                     }
                 }
-                let scope = if limit == n { "every step".to_string() } else { format!("the first {limit} steps only") };
-                let soft = if g.software { " — a software rasteriser on the CPU: its times say nothing about a GPU; BVH variants with prediction only" } else { "" };
+                let scope = if limit == n {
+                    "every step".to_string()
+                } else {
+                    format!("the first {limit} steps only")
+                };
+                let soft = if g.software {
+                    " — a software rasteriser on the CPU: its times say nothing about a GPU; BVH variants with prediction only"
+                } else {
+                    ""
+                };
                 format!("GPU rows: {}, {scope}{soft}", g.name)
             }
         }
@@ -384,8 +448,13 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     // 4. The penetration measure on every simulation (a standard BVH trace of the recorded poses).
     for run in std::iter::once(main).chain(comparisons) {
         let f = Frames::new(&scene, &run.trajectory, &params, run.prediction)?;
-        let mut np = NarrowPhase::new(RtcdParams { tracer: TracerKind::Bvh, iterative: false, prediction: false, ..params })
-            .map_err(|e| e.to_string())?;
+        let mut np = NarrowPhase::new(RtcdParams {
+            tracer: TracerKind::Bvh,
+            iterative: false,
+            prediction: false,
+            ..params
+        })
+        .map_err(|e| e.to_string())?;
         let o = StepOptions { force_standard: true, ..Default::default() };
         let steps = f
             .replay(&mut np, &o, opts.measure_stride, 0..f.len(), |_| {})
@@ -418,7 +487,13 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
 /// The CPU rows of `variants`, each with its stride, replayed together over steps `0..n`
 /// ([`Frames::replay_interleaved`]), `repeat` times on fresh backends, keeping each step's
 /// fastest time.
-fn replay_together(frames: &Frames, params: &RtcdParams, variants: &[(Variant, usize)], repeat: usize, n: usize) -> Result<Vec<ReplayRow>, String> {
+fn replay_together(
+    frames: &Frames,
+    params: &RtcdParams,
+    variants: &[(Variant, usize)],
+    repeat: usize,
+    n: usize,
+) -> Result<Vec<ReplayRow>, String> {
     if variants.is_empty() {
         return Ok(Vec::new());
     }
@@ -454,10 +529,23 @@ fn replay_together(frames: &Frames, params: &RtcdParams, variants: &[(Variant, u
             if repeat > 1 {
                 sampling = format!("{sampling}, fastest of {repeat}");
             }
-            ReplayRow { key: v.key(), variant: Some(v), backend: "cpu".into(), stride, windowed: false, sampling, range: 0..n, steps, wall_s }
+            ReplayRow {
+                key: v.key(),
+                variant: Some(v),
+                backend: "cpu".into(),
+                stride,
+                windowed: false,
+                sampling,
+                range: 0..n,
+                steps,
+                wall_s,
+            }
         })
         .collect();
-    note(format!("  replayed {} together (cpu, interleaved step by step, {repeat} run(s)): {wall_s:.1} s", keys.join(", ")));
+    note(format!(
+        "  replayed {} together (cpu, interleaved step by step, {repeat} run(s)): {wall_s:.1} s",
+        keys.join(", ")
+    ));
     Ok(rows)
 }
 
@@ -471,7 +559,11 @@ fn keep_fastest(best: &mut [ReplayStep], again: &[ReplayStep]) {
 
 /// A factory of fresh CPU backends for [`replay_row`].
 fn cpu_backend(params: RtcdParams) -> impl FnMut() -> Result<Box<dyn NarrowPhaseBackend>, String> {
-    move || NarrowPhase::new(params).map(|b| Box::new(b) as Box<dyn NarrowPhaseBackend>).map_err(|e| e.to_string())
+    move || {
+        NarrowPhase::new(params)
+            .map(|b| Box::new(b) as Box<dyn NarrowPhaseBackend>)
+            .map_err(|e| e.to_string())
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -490,7 +582,9 @@ fn replay_row(
     let (steps, stride, windowed, text) = match sampling {
         Sampling::Every(stride) => {
             let mut b = backend()?;
-            let steps = frames.replay(&mut *b, opts, *stride, range.clone(), progress(key, range.end)).map_err(err)?;
+            let steps = frames
+                .replay(&mut *b, opts, *stride, range.clone(), progress(key, range.end))
+                .map_err(err)?;
             let text = if *stride == 1 { "every step".to_string() } else { format!("every {stride}th step") };
             (steps, *stride, false, text)
         }
@@ -499,7 +593,9 @@ fn replay_row(
             for w in windows.iter().filter(|w| w.start < range.end) {
                 let mut b = backend()?;
                 let from = w.start.saturating_sub(*warmup);
-                let run = frames.replay(&mut *b, opts, 1, from..w.end.min(range.end), progress(key, range.end)).map_err(err)?;
+                let run = frames
+                    .replay(&mut *b, opts, 1, from..w.end.min(range.end), progress(key, range.end))
+                    .map_err(err)?;
                 steps.extend(run.into_iter().filter(|s| s.step >= w.start));
             }
             let text = format!(
@@ -529,13 +625,20 @@ mod tests {
 
     #[test]
     fn windows_sit_in_the_middle_of_each_phase() {
-        let w = vec![("all".to_string(), 0..100), ("A".into(), 0..10), ("B".into(), 10..14), ("C".into(), 14..100)];
+        let w = vec![
+            ("all".to_string(), 0..100),
+            ("A".into(), 0..10),
+            ("B".into(), 10..14),
+            ("C".into(), 14..100),
+        ];
         assert_eq!(middle_windows(&w, 6), vec![2..8, 10..14, 54..60]);
     }
 
     #[test]
     fn repeated_runs_keep_each_steps_fastest_time() {
-        let run = |ms: [f64; 3]| -> Vec<ReplayStep> { ms.iter().enumerate().map(|(step, &ms)| ReplayStep { step, ms, ..Default::default() }).collect() };
+        let run = |ms: [f64; 3]| -> Vec<ReplayStep> {
+            ms.iter().enumerate().map(|(step, &ms)| ReplayStep { step, ms, ..Default::default() }).collect()
+        };
         let mut best = run([3.0, 1.0, 2.0]);
         keep_fastest(&mut best, &run([2.0, 4.0, 2.5]));
         keep_fastest(&mut best, &run([5.0, 0.5, 3.0]));

@@ -128,7 +128,9 @@ impl Options {
             threads: None,
             json: false,
         };
-        let list = |v: String| v.split(',').map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty()).collect::<Vec<_>>();
+        let list = |v: String| {
+            v.split(',').map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty()).collect::<Vec<_>>()
+        };
         while let Some(a) = args.next() {
             let mut value = || args.next().ok_or_else(|| format!("{a} needs a value\n\n{USAGE}"));
             let num = |v: String| v.parse::<usize>().map_err(|_| format!("{a}: not a number: {v}"));
@@ -151,7 +153,9 @@ impl Options {
                         o.compare.clear();
                     }
                     for c in &o.compare {
-                        if !["trimesh", "vhacd", "nopred", "noreproj", "widespec", "recycle"].contains(&c.as_str()) {
+                        if !["trimesh", "vhacd", "nopred", "noreproj", "widespec", "recycle"]
+                            .contains(&c.as_str())
+                        {
                             return Err(format!("--compare: unknown set-up {c}"));
                         }
                     }
@@ -232,7 +236,9 @@ mod tests {
         let q = parse("--quick").unwrap();
         assert!(q.quick && q.scenes == [1, 2] && q.brute_window == 4 && q.measure_stride == 1);
         let f = parse("").unwrap();
-        assert!(!f.quick && f.brute_window == 10 && f.bvh_stride == 2 && f.measure_stride == 5 && !f.interleave);
+        assert!(
+            !f.quick && f.brute_window == 10 && f.bvh_stride == 2 && f.measure_stride == 5 && !f.interleave
+        );
         assert!(parse("--interleave").unwrap().interleave);
         assert_eq!(f.compare, ["trimesh", "vhacd", "nopred", "noreproj", "recycle"]);
         assert_eq!(parse("--compare recycle,widespec").unwrap().compare, ["recycle", "widespec"]);

@@ -58,7 +58,9 @@ fn main() {
 /// `rtcd_rapier` spawns).
 fn build_pool(threads: Option<usize>) -> Result<(), String> {
     let from_env = || std::env::var("RAYON_NUM_THREADS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0);
-    let n = threads.or_else(from_env).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
+    let n = threads
+        .or_else(from_env)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
     let builder = rayon::ThreadPoolBuilder::new().num_threads(n);
     let builder = if n >= 2 { builder.use_current_thread() } else { builder };
     builder.build_global().map_err(|e| e.to_string())
@@ -81,12 +83,20 @@ fn run(opts: &Options, args: &[String]) -> Result<(), String> {
         info.mode, info.cpu, info.threads, info.gpu, info.date
     ));
     std::fs::create_dir_all(&opts.out).map_err(|e| format!("{}: {e}", opts.out.display()))?;
-    let opts = &Options { out: std::fs::canonicalize(&opts.out).unwrap_or_else(|_| opts.out.clone()), ..opts.clone() };
+    let opts = &Options {
+        out: std::fs::canonicalize(&opts.out).unwrap_or_else(|_| opts.out.clone()),
+        ..opts.clone()
+    };
     let mut results = Vec::new();
     let mut files = Vec::new();
     for &k in &opts.scenes {
         let scene = match (k, opts.quick) {
-            (1, q) => scene::avalanche(&opts.assets, if q { 4 } else { 8 }, opts.seconds.unwrap_or(if q { 3.0 } else { 10.0 }), q)?,
+            (1, q) => scene::avalanche(
+                &opts.assets,
+                if q { 4 } else { 8 },
+                opts.seconds.unwrap_or(if q { 3.0 } else { 10.0 }),
+                q,
+            )?,
             (_, q) => scene::spawner(&opts.assets, opts.seconds.unwrap_or(if q { 5.0 } else { 50.0 }), q)?,
         };
         let r = bench::run_scene(scene, opts, gpu.as_ref())?;
@@ -162,13 +172,19 @@ fn open_gpu(opts: &Options) -> Option<Gpu> {
 fn cpu_name() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|s| s.trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
 /// Today's UTC date, `YYYY-MM-DD` (days-from-civil inverse, no date crate).
 fn utc_date() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let secs =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
     let z = secs.div_euclid(86_400) + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

@@ -147,7 +147,12 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
     let per_sim = |f: fn(&crate::sim::SimStep) -> f64| -> Vec<Series> {
         r.sims
             .iter()
-            .map(|s| Series::new(s.run.label.clone(), s.run.steps.iter().enumerate().map(|(i, x)| (t(i), f(x))).collect()))
+            .map(|s| {
+                Series::new(
+                    s.run.label.clone(),
+                    s.run.steps.iter().enumerate().map(|(i, x)| (t(i), f(x))).collect(),
+                )
+            })
             .collect()
     };
     let scene_title = if r.scene.quick { format!("scene {k} (quick)") } else { format!("scene {k}") };
@@ -222,7 +227,9 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
         plot(
             "speedup",
             Chart {
-                title: &format!("{scene_title}: iterative vs standard speedup (moving average; per-phase means in the legend)"),
+                title: &format!(
+                    "{scene_title}: iterative vs standard speedup (moving average; per-phase means in the legend)"
+                ),
                 x_label: "simulated time (s)",
                 y_label: "standard ms / iterative ms (log)",
                 log_y: true,
@@ -281,7 +288,9 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
         plot(
             "cumulative_ray_length",
             Chart {
-                title: &format!("{scene_title}: cumulative ray length, standard trace of each simulation (2014 §5.2, Table 2)"),
+                title: &format!(
+                    "{scene_title}: cumulative ray length, standard trace of each simulation (2014 §5.2, Table 2)"
+                ),
                 x_label: "simulated time (s)",
                 y_label: "cumulative ray length (m)",
                 log_y: false,
@@ -314,7 +323,9 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
         plot(
             "penetration",
             Chart {
-                title: &format!("{scene_title}: total penetration depth per step (sum over penetrating vertices)"),
+                title: &format!(
+                    "{scene_title}: total penetration depth per step (sum over penetrating vertices)"
+                ),
                 x_label: "simulated time (s)",
                 y_label: "m",
                 log_y: false,
@@ -322,7 +333,12 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
                 series: r
                     .sims
                     .iter()
-                    .map(|s| Series::new(s.run.label.clone(), s.measure.iter().map(|m| (t(m.step), m.depth)).collect()))
+                    .map(|s| {
+                        Series::new(
+                            s.run.label.clone(),
+                            s.measure.iter().map(|m| (t(m.step), m.depth)).collect(),
+                        )
+                    })
                     .collect(),
             },
         )?;
@@ -330,7 +346,9 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
 
     let default_key = Variant { tracer: TracerKind::Bvh, iterative: true, prediction: true }.key();
     if let Some(row) = r.replay(&default_key) {
-        let pts = |g: fn(&rtcd::StepMetrics) -> u64| row.steps.iter().map(|s| (t(s.step), g(&s.metrics) as f64)).collect::<Vec<_>>();
+        let pts = |g: fn(&rtcd::StepMetrics) -> u64| {
+            row.steps.iter().map(|s| (t(s.step), g(&s.metrics) as f64)).collect::<Vec<_>>()
+        };
         plot(
             "rays_by_kind",
             Chart {
@@ -348,12 +366,24 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
             },
         )?;
         let mut series = vec![
-            Series::new("pairs in the narrow phase", row.steps.iter().map(|s| (t(s.step), s.metrics.pairs as f64)).collect()),
-            Series::new("pairs traced standard", row.steps.iter().map(|s| (t(s.step), s.metrics.standard_pairs as f64)).collect()),
+            Series::new(
+                "pairs in the narrow phase",
+                row.steps.iter().map(|s| (t(s.step), s.metrics.pairs as f64)).collect(),
+            ),
+            Series::new(
+                "pairs traced standard",
+                row.steps.iter().map(|s| (t(s.step), s.metrics.standard_pairs as f64)).collect(),
+            ),
         ];
         if let Some(s) = r.sims.first() {
-            series.push(Series::new("Rapier contact pairs (rtcd simulation)", s.run.steps.iter().enumerate().map(|(i, x)| (t(i), x.contact_pairs as f64)).collect()));
-            series.push(Series::new("bodies", s.run.steps.iter().enumerate().map(|(i, x)| (t(i), x.bodies as f64)).collect()));
+            series.push(Series::new(
+                "Rapier contact pairs (rtcd simulation)",
+                s.run.steps.iter().enumerate().map(|(i, x)| (t(i), x.contact_pairs as f64)).collect(),
+            ));
+            series.push(Series::new(
+                "bodies",
+                s.run.steps.iter().enumerate().map(|(i, x)| (t(i), x.bodies as f64)).collect(),
+            ));
         }
         plot(
             "pairs",

@@ -56,7 +56,8 @@ pub fn draw(path: &Path, chart: &Chart) -> Result<(), String> {
 fn draw_inner(path: &Path, chart: &Chart) -> Result<(), Box<dyn std::error::Error>> {
     let keep = |y: f64| y.is_finite() && (!chart.log_y || y > 0.0);
     let pts = || chart.series.iter().flat_map(|s| s.points.iter()).filter(|p| keep(p.1) && p.0.is_finite());
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
+    let (mut x0, mut x1, mut y0, mut y1) =
+        (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
     for &(x, y) in pts() {
         (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
     }
@@ -84,19 +85,27 @@ fn draw_inner(path: &Path, chart: &Chart) -> Result<(), Box<dyn std::error::Erro
             for (k, s) in chart.series.iter().enumerate() {
                 let color = PALETTE[k % PALETTE.len()];
                 // A point with a non-finite y breaks the line (gaps between timed windows).
-                let segments: Vec<&[(f64, f64)]> = s.points.split(|p| !p.1.is_finite()).filter(|g| !g.is_empty()).collect();
+                let segments: Vec<&[(f64, f64)]> =
+                    s.points.split(|p| !p.1.is_finite()).filter(|g| !g.is_empty()).collect();
                 for (i, g) in segments.iter().enumerate() {
-                    let drawn = c.draw_series(LineSeries::new(g.iter().copied().filter(|p| keep(p.1)), color.stroke_width(2)))?;
+                    let drawn = c.draw_series(LineSeries::new(
+                        g.iter().copied().filter(|p| keep(p.1)),
+                        color.stroke_width(2),
+                    ))?;
                     if i == 0 {
-                        drawn
-                            .label(s.name.clone())
-                            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                        drawn.label(s.name.clone()).legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                        });
                     }
                 }
             }
             for (x, label) in &chart.markers {
                 c.draw_series(LineSeries::new(vec![(*x, $ylo), (*x, $yhi)], BLACK.mix(0.5).stroke_width(1)))?;
-                c.draw_series(std::iter::once(Text::new(label.clone(), (*x, $yhi), ("sans-serif", 14).into_font())))?;
+                c.draw_series(std::iter::once(Text::new(
+                    label.clone(),
+                    (*x, $yhi),
+                    ("sans-serif", 14).into_font(),
+                )))?;
             }
             c.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw()?;
         }};

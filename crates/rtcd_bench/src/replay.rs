@@ -10,8 +10,8 @@
 use std::{sync::Arc, time::Instant};
 
 use rtcd::{
-    BackendError, NarrowPhaseBackend, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepMetrics, StepOptions,
-    TracerKind,
+    BackendError, NarrowPhaseBackend, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepMetrics,
+    StepOptions, TracerKind,
 };
 
 use crate::scene::Scene;
@@ -99,11 +99,22 @@ pub struct Frames<'a> {
 impl<'a> Frames<'a> {
     /// Frames of `trajectory` with the broad phase of `rtcd_rapier`'s batch for `params` and Rapier's
     /// `prediction` distance.
-    pub fn new(scene: &'a Scene, trajectory: &'a Trajectory, params: &RtcdParams, prediction: f32) -> Result<Self, String> {
+    pub fn new(
+        scene: &'a Scene,
+        trajectory: &'a Trajectory,
+        params: &RtcdParams,
+        prediction: f32,
+    ) -> Result<Self, String> {
         let ground = rtcd_rapier::GroundMeshes::new()
             .get(scene.ground_half_extents)
             .ok_or_else(|| "the ground cuboid has no mesh".to_string())?;
-        Ok(Self { scene, trajectory, ground, grow: 0.5 * (prediction + params.distance_extension), prediction })
+        Ok(Self {
+            scene,
+            trajectory,
+            ground,
+            grow: 0.5 * (prediction + params.distance_extension),
+            prediction,
+        })
     }
 
     /// Steps recorded.
@@ -165,7 +176,12 @@ impl<'a> Frames<'a> {
 
     /// The options `rtcd_rapier`'s batch passes (every contact kept for its reduction).
     pub fn options(&self) -> StepOptions {
-        StepOptions { prediction_distance: self.prediction, keep_contacts: true, skip_manifolds: true, ..Default::default() }
+        StepOptions {
+            prediction_distance: self.prediction,
+            keep_contacts: true,
+            skip_manifolds: true,
+            ..Default::default()
+        }
     }
 
     /// Runs `backend` over the steps `stride` apart (1: every step), with `opts`; `progress` is called
@@ -178,7 +194,8 @@ impl<'a> Frames<'a> {
         steps: std::ops::Range<usize>,
         progress: impl FnMut(usize),
     ) -> Result<Vec<ReplayStep>, BackendError> {
-        let mut runs = self.replay_interleaved(&mut [(backend, stride)], opts, steps, progress).map_err(|(_, e)| e)?;
+        let mut runs =
+            self.replay_interleaved(&mut [(backend, stride)], opts, steps, progress).map_err(|(_, e)| e)?;
         Ok(runs.pop().unwrap_or_default())
     }
 
@@ -243,7 +260,11 @@ mod tests {
             .map(|step| {
                 (0..8)
                     .map(|k| {
-                        let at = Vec3::new((k % 4) as f32 * 0.9, 0.5 + (k / 4) as f32 * 0.9 - 0.02 * step as f32, 0.0);
+                        let at = Vec3::new(
+                            (k % 4) as f32 * 0.9,
+                            0.5 + (k / 4) as f32 * 0.9 - 0.02 * step as f32,
+                            0.0,
+                        );
                         Pose::new(at, Quat::from_rotation_y(0.3 * k as f32 + 0.01 * step as f32))
                     })
                     .collect()
@@ -254,14 +275,31 @@ mod tests {
         let params = RtcdParams::from_meshes(&refs);
         let frames = Frames::new(&scene, &trajectory, &params, params.culling_dist).unwrap();
         let opts = frames.options();
-        let variants: Vec<(Variant, usize)> =
-            Variant::all().into_iter().filter(|v| v.tracer == TracerKind::Bvh).map(|v| (v, if v.iterative { 1 } else { 2 })).collect();
-        let backend = |v: &Variant| Box::new(rtcd::NarrowPhase::new(v.params(&params)).unwrap()) as Box<dyn NarrowPhaseBackend>;
-        let mut together: Vec<(Box<dyn NarrowPhaseBackend>, usize)> = variants.iter().map(|(v, s)| (backend(v), *s)).collect();
+        let variants: Vec<(Variant, usize)> = Variant::all()
+            .into_iter()
+            .filter(|v| v.tracer == TracerKind::Bvh)
+            .map(|v| (v, if v.iterative { 1 } else { 2 }))
+            .collect();
+        let backend = |v: &Variant| {
+            Box::new(rtcd::NarrowPhase::new(v.params(&params)).unwrap()) as Box<dyn NarrowPhaseBackend>
+        };
+        let mut together: Vec<(Box<dyn NarrowPhaseBackend>, usize)> =
+            variants.iter().map(|(v, s)| (backend(v), *s)).collect();
         let mut refs: Vec<_> = together.iter_mut().map(|(b, s)| (b.as_mut(), *s)).collect();
         let runs = frames.replay_interleaved(&mut refs, &opts, 0..frames.len(), |_| {}).unwrap();
         let figures = |steps: &[ReplayStep]| -> Vec<_> {
-            steps.iter().map(|s| (s.step, s.metrics.pairs, s.metrics.standard_rays, s.metrics.iterative_rays, s.metrics.contact_rays)).collect()
+            steps
+                .iter()
+                .map(|s| {
+                    (
+                        s.step,
+                        s.metrics.pairs,
+                        s.metrics.standard_rays,
+                        s.metrics.iterative_rays,
+                        s.metrics.contact_rays,
+                    )
+                })
+                .collect()
         };
         let mut contacts = 0;
         for ((v, stride), run) in variants.iter().zip(&runs) {

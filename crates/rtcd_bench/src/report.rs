@@ -92,7 +92,8 @@ pub fn error_summaries(r: &SceneResult) -> Vec<ErrorSummary> {
     r.errors
         .iter()
         .map(|row| {
-            let (mut er, mut cr, mut late, mut ep, mut pairs, mut worst_r, mut worst_p) = (0, 0, 0, 0, 0usize, 0.0f64, 0.0f64);
+            let (mut er, mut cr, mut late, mut ep, mut pairs, mut worst_r, mut worst_p) =
+                (0, 0, 0, 0, 0usize, 0.0f64, 0.0f64);
             for s in &row.steps {
                 let Some(e) = s.metrics.errors else { continue };
                 er += e.erroneous_rays;
@@ -164,7 +165,9 @@ pub fn table(r: &SceneResult) -> String {
         r.params.distance_extension,
         r.params.culling_dist
     );
-    let win = |w: &Range<usize>| format!("{:.2}-{:.2} s (steps {}-{})", w.start as f64 / 60.0, w.end as f64 / 60.0, w.start, w.end);
+    let win = |w: &Range<usize>| {
+        format!("{:.2}-{:.2} s (steps {}-{})", w.start as f64 / 60.0, w.end as f64 / 60.0, w.start, w.end)
+    };
     if let Some(p) = &r.phases {
         let _ = writeln!(
             t,
@@ -176,18 +179,31 @@ pub fn table(r: &SceneResult) -> String {
     }
     if let Some(w) = r.window("peak") {
         let bodies = r.sims.first().and_then(|s| s.run.steps.get(w.start)).map_or(0, |s| s.bodies);
-        let _ = writeln!(t, "peak window: the last {} steps ({} to {} bodies)", w.len(), bodies, r.scene.bodies());
+        let _ = writeln!(
+            t,
+            "peak window: the last {} steps ({} to {} bodies)",
+            w.len(),
+            bodies,
+            r.scene.bodies()
+        );
     }
     let names: Vec<&str> = r.windows.iter().map(|w| w.0.as_str()).collect();
 
     // Replays.
     if !r.replays.is_empty() || !r.gpu.is_empty() {
-        let _ = writeln!(t, "\nnarrow phase, REPLAYED on the poses of the rtcd simulation (ms per step, mean per window; every pair of the broad phase, sleeping bodies included):");
+        let _ = writeln!(
+            t,
+            "\nnarrow phase, REPLAYED on the poses of the rtcd simulation (ms per step, mean per window; every pair of the broad phase, sleeping bodies included):"
+        );
         let _ = write!(t, "  {:<24} {:<4} {:<32}", "variant", "on", "steps timed");
         for nm in &names {
             let _ = write!(t, " {:>9}", nm);
         }
-        let _ = writeln!(t, " {:>9} {:>7} {:>11} {:>11} {:>11} {:>10}", "max", "pairs", "std rays", "iter rays", "pred rays", "contacts");
+        let _ = writeln!(
+            t,
+            " {:>9} {:>7} {:>11} {:>11} {:>11} {:>10}",
+            "max", "pairs", "std rays", "iter rays", "pred rays", "contacts"
+        );
         for row in r.replays.iter().chain(&r.gpu) {
             let backend = if row.backend == "cpu" { "cpu" } else { "gpu" };
             let _ = write!(t, "  {:<24} {:<4} {:<32}", row.key, backend, row.sampling);
@@ -207,13 +223,19 @@ pub fn table(r: &SceneResult) -> String {
                 sum(|m| m.contact_rays)
             );
         }
-        let _ = writeln!(t, "  (standard tracing keeps no state, so a standard variant may be timed on every k-th step; windows: short runs on a fresh backend, no mean over the whole run; ray counts are sums over the steps timed)");
+        let _ = writeln!(
+            t,
+            "  (standard tracing keeps no state, so a standard variant may be timed on every k-th step; windows: short runs on a fresh backend, no mean over the whole run; ray counts are sums over the steps timed)"
+        );
     }
     let _ = writeln!(t, "  {}", r.gpu_note);
 
     let sp = speedups(r);
     if !sp.is_empty() {
-        let _ = writeln!(t, "\niterative vs standard speedup (same prediction setting on both sides; paper in brackets):");
+        let _ = writeln!(
+            t,
+            "\niterative vs standard speedup (same prediction setting on both sides; paper in brackets):"
+        );
         for s in &sp {
             let _ = write!(
                 t,
@@ -222,7 +244,8 @@ pub fn table(r: &SceneResult) -> String {
                 if s.prediction { "prediction" } else { "no prediction" }
             );
             for (name, _, _, x) in &s.per_window {
-                let paper = paper_speedup(r.scene.id.number(), s.tracer, name).map_or(String::new(), |p| format!(" [{p}]"));
+                let paper = paper_speedup(r.scene.id.number(), s.tracer, name)
+                    .map_or(String::new(), |p| format!(" [{p}]"));
                 let _ = write!(t, "  {name} {}x{paper}", f(*x, 1));
             }
             let _ = writeln!(t);
@@ -231,7 +254,10 @@ pub fn table(r: &SceneResult) -> String {
 
     let es = error_summaries(r);
     if !es.is_empty() {
-        let _ = writeln!(t, "\nerroneous rays vs a full standard trace (iterative BVH, replayed; paper: wrongly detected pairs ≤ 1.7 % scene 1, 2.9 % scene 2; prediction cuts erroneous rays by up to 91 %):");
+        let _ = writeln!(
+            t,
+            "\nerroneous rays vs a full standard trace (iterative BVH, replayed; paper: wrongly detected pairs ≤ 1.7 % scene 1, 2.9 % scene 2; prediction cuts erroneous rays by up to 91 %):"
+        );
         for e in &es {
             let _ = writeln!(
                 t,
@@ -246,18 +272,29 @@ pub fn table(r: &SceneResult) -> String {
             );
         }
         if let (Some(a), Some(b)) = (es.iter().find(|e| !e.prediction), es.iter().find(|e| e.prediction)) {
-            let _ = writeln!(t, "  prediction cuts erroneous rays by {} %", f(decrease(b.erroneous_rays as f64, a.erroneous_rays as f64), 1));
+            let _ = writeln!(
+                t,
+                "  prediction cuts erroneous rays by {} %",
+                f(decrease(b.erroneous_rays as f64, a.erroneous_rays as f64), 1)
+            );
         }
     }
 
     // Simulations.
     if !r.sims.is_empty() {
-        let _ = writeln!(t, "\nside by side, each SIMULATED with its own physics (same scene, same Rapier, 60 Hz). Narrow phase = contact generation (rtcd: batch + dispatcher; Rapier: its dispatcher calls, one thread):");
+        let _ = writeln!(
+            t,
+            "\nside by side, each SIMULATED with its own physics (same scene, same Rapier, 60 Hz). Narrow phase = contact generation (rtcd: batch + dispatcher; Rapier: its dispatcher calls, one thread):"
+        );
         let _ = write!(t, "  {:<24} {:>9}", "set-up", "setup ms");
         for nm in &names {
             let _ = write!(t, " {:>8}", format!("np {nm}"));
         }
-        let _ = writeln!(t, " {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7}", "step ms", "pen mean", "pen cum", "deepest", "ground", "tunnel", "sleep");
+        let _ = writeln!(
+            t,
+            " {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7}",
+            "step ms", "pen mean", "pen cum", "deepest", "ground", "tunnel", "sleep"
+        );
         for s in &r.sims {
             let _ = write!(t, "  {:<24} {:>9.1}", s.run.label, s.run.setup_time.as_secs_f64() * 1e3);
             for (_, w) in &r.windows {
@@ -293,7 +330,9 @@ pub fn table(r: &SceneResult) -> String {
         for s in &r.sims {
             let _ = writeln!(t, "  {:<24} {:>12.1} m", s.run.label, s.cumulative_ray_length());
         }
-        for (label, what) in [("rtcd, no prediction", "prediction"), ("rtcd, no re-projection", "re-projection")] {
+        for (label, what) in
+            [("rtcd, no prediction", "prediction"), ("rtcd, no re-projection", "re-projection")]
+        {
             if let Some(o) = sim(r, label) {
                 let _ = writeln!(
                     t,
@@ -336,7 +375,11 @@ pub fn targets(results: &[SceneResult]) -> Vec<(String, Option<bool>, String)> {
                 .filter_map(|s| s.per_window.iter().find(|w| w.0 == "C")?.3)
                 .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
             out.push((
-                format!("resting-phase iterative speedup ≥ {goal}x, {}{}", if tracer == TracerKind::Bvh { "BVH" } else { "brute force" }, scale(r)),
+                format!(
+                    "resting-phase iterative speedup ≥ {goal}x, {}{}",
+                    if tracer == TracerKind::Bvh { "BVH" } else { "brute force" },
+                    scale(r)
+                ),
                 best.map(|b| b >= goal),
                 if c.is_empty() { "not measured".into() } else { c.join(", ") },
             ));

@@ -153,9 +153,11 @@ pub fn avalanche(assets: &Path, side: usize, seconds: f32, quick: bool) -> Resul
     for k in 0..side * side * side {
         let (x, z, y) = (k % side, (k / side) % side, k / (side * side));
         let jitter = Vec3::new(rng.signed(0.03), 0.0, rng.signed(0.03));
-        let translation =
-            Vec3::new((x as f32 - half) * spacing, GROUND_TOP + 1.0 + radius + y as f32 * spacing, (z as f32 - half) * spacing)
-                + jitter;
+        let translation = Vec3::new(
+            (x as f32 - half) * spacing,
+            GROUND_TOP + 1.0 + radius + y as f32 * spacing,
+            (z as f32 - half) * spacing,
+        ) + jitter;
         spawns.push(Spawn {
             step: 0,
             mesh: k % meshes.len(),
@@ -209,7 +211,9 @@ pub fn spawner(assets: &Path, seconds: f32, quick: bool) -> Result<Scene, String
     let n = spawns.len();
     Ok(Scene {
         id: SceneId::Spawner,
-        name: format!("scene 2: circular spawner at 10 Hz, 4 concave meshes (900-3,458 triangles), {n} objects, {seconds} s at 60 Hz"),
+        name: format!(
+            "scene 2: circular spawner at 10 Hz, 4 concave meshes (900-3,458 triangles), {n} objects, {seconds} s at 60 Hz"
+        ),
         quick,
         meshes,
         ground_half_extents: Vec3::new(20.0, 0.5, 20.0),

@@ -68,12 +68,18 @@ pub struct SimRun {
 }
 
 /// Simulates `scene` in `setup`. `progress` gets the step index now and then.
-pub fn simulate(scene: &Scene, label: &str, setup: Setup, mut progress: impl FnMut(usize)) -> Result<SimRun, String> {
+pub fn simulate(
+    scene: &Scene,
+    label: &str,
+    setup: Setup,
+    mut progress: impl FnMut(usize),
+) -> Result<SimRun, String> {
     let start = Instant::now();
     let shapes = Shapes::build(setup, &scene.meshes)?;
     let (setup_time, setup_notes) = (shapes.setup_time, shapes.notes.clone());
     let mut world = World::new(scene, setup, shapes)?;
-    let mut trajectory = Trajectory { mesh_of: scene.spawns.iter().map(|s| s.mesh).collect(), poses: Vec::new() };
+    let mut trajectory =
+        Trajectory { mesh_of: scene.spawns.iter().map(|s| s.mesh).collect(), poses: Vec::new() };
     let mut steps = Vec::with_capacity(scene.steps);
     let mut next_spawn = 0;
     let mut tunnelled = vec![false; scene.bodies()];
@@ -95,7 +101,8 @@ pub fn simulate(scene: &Scene, label: &str, setup: Setup, mut progress: impl FnM
                 tunnelled[i] = true;
             }
             if mesh.aabb().transformed(p).min.y < GROUND_TOP + 0.05 {
-                let low = mesh.positions().iter().map(|v| p.transform_point(*v).y).fold(f32::INFINITY, f32::min);
+                let low =
+                    mesh.positions().iter().map(|v| p.transform_point(*v).y).fold(f32::INFINITY, f32::min);
                 lowest = lowest.min(low - GROUND_TOP);
             }
         }
@@ -153,11 +160,10 @@ impl Phases {
     pub fn detect(steps: &[SimStep]) -> Self {
         let n = steps.len();
         let contact = steps.iter().position(|s| s.lowest <= 0.005).unwrap_or(n);
-        let (peak_at, peak) = steps
-            .iter()
-            .enumerate()
-            .skip(contact)
-            .fold((contact, 0.0f32), |(k, m), (i, s)| if s.kinetic_energy > m { (i, s.kinetic_energy) } else { (k, m) });
+        let (peak_at, peak) =
+            steps.iter().enumerate().skip(contact).fold((contact, 0.0f32), |(k, m), (i, s)| {
+                if s.kinetic_energy > m { (i, s.kinetic_energy) } else { (k, m) }
+            });
         let rest = steps
             .iter()
             .enumerate()

@@ -153,10 +153,22 @@ impl<D: QueryDispatcher> QueryDispatcher for TimedDispatcher<D> {
     fn distance(&self, pos12: &Pose, g1: &dyn Shape, g2: &dyn Shape) -> Result<Real, Unsupported> {
         self.inner.distance(pos12, g1, g2)
     }
-    fn contact(&self, pos12: &Pose, g1: &dyn Shape, g2: &dyn Shape, prediction: Real) -> Result<Option<Contact>, Unsupported> {
+    fn contact(
+        &self,
+        pos12: &Pose,
+        g1: &dyn Shape,
+        g2: &dyn Shape,
+        prediction: Real,
+    ) -> Result<Option<Contact>, Unsupported> {
         self.inner.contact(pos12, g1, g2, prediction)
     }
-    fn closest_points(&self, pos12: &Pose, g1: &dyn Shape, g2: &dyn Shape, max_dist: Real) -> Result<ClosestPoints, Unsupported> {
+    fn closest_points(
+        &self,
+        pos12: &Pose,
+        g1: &dyn Shape,
+        g2: &dyn Shape,
+        max_dist: Real,
+    ) -> Result<ClosestPoints, Unsupported> {
         self.inner.closest_points(pos12, g1, g2, max_dist)
     }
     fn cast_shapes(
@@ -183,8 +195,8 @@ impl<D: QueryDispatcher> QueryDispatcher for TimedDispatcher<D> {
     }
 }
 
-impl<D: PersistentQueryDispatcher<ContactManifoldData, ContactData>> PersistentQueryDispatcher<ContactManifoldData, ContactData>
-    for TimedDispatcher<D>
+impl<D: PersistentQueryDispatcher<ContactManifoldData, ContactData>>
+    PersistentQueryDispatcher<ContactManifoldData, ContactData> for TimedDispatcher<D>
 {
     fn contact_manifolds(
         &self,
@@ -273,13 +285,16 @@ impl World {
                     clock: clock.clone(),
                 };
                 let params = match recycling {
-                    Some(d) => IntegrationParameters { normalized_contact_recycle_distance: d, ..Default::default() },
+                    Some(d) => {
+                        IntegrationParameters { normalized_contact_recycle_distance: d, ..Default::default() }
+                    }
                     None => rtcd_rapier::integration_parameters(),
                 };
                 (NarrowPhase::with_query_dispatcher(dispatcher), params, Some(driver))
             }
             Setup::TriMesh | Setup::Vhacd => {
-                let dispatcher = TimedDispatcher { inner: parry3d::query::DefaultQueryDispatcher, clock: clock.clone() };
+                let dispatcher =
+                    TimedDispatcher { inner: parry3d::query::DefaultQueryDispatcher, clock: clock.clone() };
                 (NarrowPhase::with_query_dispatcher(dispatcher), IntegrationParameters::default(), None)
             }
         };
@@ -320,7 +335,11 @@ impl World {
             .soft_ccd_prediction(soft_ccd)
             .build();
         let h = self.bodies.insert(body);
-        self.colliders.insert_with_parent(ColliderBuilder::new(self.shapes.collider_shape(s.mesh)), h, &mut self.bodies);
+        self.colliders.insert_with_parent(
+            ColliderBuilder::new(self.shapes.collider_shape(s.mesh)),
+            h,
+            &mut self.bodies,
+        );
         self.handles.push(h);
     }
 
@@ -356,7 +375,17 @@ impl World {
         let step = start.elapsed();
         let (dispatch, dispatcher_calls) = self.clock.take();
         let cache_misses = self.driver.as_ref().map_or(0, |d| d.cache().counters().misses);
-        StepTimes { narrow_phase: batch + dispatch, batch, prepare, backend, step, dispatcher_calls, batch_pairs, held_pairs, cache_misses }
+        StepTimes {
+            narrow_phase: batch + dispatch,
+            batch,
+            prepare,
+            backend,
+            step,
+            dispatcher_calls,
+            batch_pairs,
+            held_pairs,
+            cache_misses,
+        }
     }
 
     /// Pose of the `i`-th spawned body, as rtcd's pose.

@@ -38,7 +38,12 @@ pub(crate) fn sweep_and_prune(boxes: &[Aabb], sorted: &mut Vec<(Aabb, u32)>, out
 /// Sorts pairs `(i, j)` of indices below `n` by `i`, then `j` (a two-pass counting sort, linear in
 /// the pairs and `n`). The batch's pairs then come in the same order from step to step, whatever the
 /// sweep's order: state kept per pair is found by walking it alongside.
-pub(crate) fn sort_pairs(pairs: &mut Vec<(u32, u32)>, n: usize, scratch: &mut Vec<(u32, u32)>, counts: &mut Vec<u32>) {
+pub(crate) fn sort_pairs(
+    pairs: &mut Vec<(u32, u32)>,
+    n: usize,
+    scratch: &mut Vec<(u32, u32)>,
+    counts: &mut Vec<u32>,
+) {
     // Least significant key first; each pass is stable.
     for pass in 0..2 {
         let key = |p: &(u32, u32)| if pass == 0 { p.1 } else { p.0 } as usize;
@@ -64,7 +69,12 @@ pub(crate) fn sort_pairs(pairs: &mut Vec<(u32, u32)>, n: usize, scratch: &mut Ve
 /// Whether two boxes overlap (touching counts), as [`sweep_and_prune`] decides it.
 #[inline]
 fn overlap(a: &Aabb, b: &Aabb) -> bool {
-    (b.min.x <= a.max.x) & (a.min.x <= b.max.x) & (b.min.y <= a.max.y) & (a.min.y <= b.max.y) & (b.min.z <= a.max.z) & (a.min.z <= b.max.z)
+    (b.min.x <= a.max.x)
+        & (a.min.x <= b.max.x)
+        & (b.min.y <= a.max.y)
+        & (a.min.y <= b.max.y)
+        & (b.min.z <= a.max.z)
+        & (a.min.z <= b.max.z)
 }
 
 /// [`sweep_and_prune`] then [`sort_pairs`], reusing the last sweep while the boxes stay put. A
@@ -106,7 +116,11 @@ impl CachedSweep {
         if reusable {
             self.escaped.extend(boxes.iter().zip(&self.grown).zip(0u32..).filter_map(|((b, g), i)| {
                 // Invalid boxes overlap nothing: they may stay invalid.
-                let inside = if valid(b) { valid(g) && g.min.cmple(b.min).all() && b.max.cmple(g.max).all() } else { !valid(g) };
+                let inside = if valid(b) {
+                    valid(g) && g.min.cmple(b.min).all() && b.max.cmple(g.max).all()
+                } else {
+                    !valid(g)
+                };
                 (!inside).then_some(i)
             }));
             reusable = self.escaped.len() <= boxes.len() / REGROW_SHARE;
@@ -217,7 +231,8 @@ mod tests {
         let mut centres: Vec<Vec3> = (0..150).map(|_| Vec3::new(rnd(), rnd(), rnd()) * 6.0).collect();
         let mut ids: Vec<u64> = (0..150).collect();
         let mut cached = CachedSweep::default();
-        let (mut got, mut want, mut sorted, mut scratch, mut counts) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut got, mut want, mut sorted, mut scratch, mut counts) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for step in 0..200 {
             // Creeping (under the slack over a few steps), and now and then a jump.
             for c in centres.iter_mut() {
@@ -234,7 +249,8 @@ mod tests {
                 centres.push(Vec3::splat(3.0));
                 ids.push(1000 + step);
             }
-            let mut boxes: Vec<Aabb> = centres.iter().map(|&c| Aabb::new(c - Vec3::splat(0.4), c + Vec3::splat(0.4))).collect();
+            let mut boxes: Vec<Aabb> =
+                centres.iter().map(|&c| Aabb::new(c - Vec3::splat(0.4), c + Vec3::splat(0.4))).collect();
             if step % 30 == 7 {
                 boxes[3] = Aabb::EMPTY;
                 boxes[4] = Aabb::new(Vec3::splat(f32::NAN), Vec3::ONE);

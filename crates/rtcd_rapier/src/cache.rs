@@ -265,7 +265,10 @@ pub struct ContactCache {
 
 impl std::fmt::Debug for ContactCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ContactCache").field("pairs", &self.len()).field("settings", &self.settings()).finish()
+        f.debug_struct("ContactCache")
+            .field("pairs", &self.len())
+            .field("settings", &self.settings())
+            .finish()
     }
 }
 
@@ -540,8 +543,19 @@ mod tests {
         let m = |n: Vec3| ContactManifold { local_n1: n, local_n2: -n, points: Default::default() };
         cache.publish(
             [
-                (key, CachedPair { pos12: p1, manifolds: vec![m(Vec3::X)], radii: [1.0; 2], prediction: 0.1 }),
-                (key, CachedPair { pos12: p2, manifolds: vec![m(Vec3::NEG_X)], radii: [1.0; 2], prediction: 0.1 }),
+                (
+                    key,
+                    CachedPair { pos12: p1, manifolds: vec![m(Vec3::X)], radii: [1.0; 2], prediction: 0.1 },
+                ),
+                (
+                    key,
+                    CachedPair {
+                        pos12: p2,
+                        manifolds: vec![m(Vec3::NEG_X)],
+                        radii: [1.0; 2],
+                        prediction: 0.1,
+                    },
+                ),
             ],
             0.0,
         );

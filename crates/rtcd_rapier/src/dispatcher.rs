@@ -36,8 +36,8 @@ use parry3d::{
     math::{Pose, Real, Vector},
     query::{
         ClosestPoints, Contact, ContactManifold, ContactManifoldsWorkspace, NonlinearRigidMotion,
-        PersistentQueryDispatcher, QueryDispatcher, ShapeCastHit, ShapeCastOptions, TypedWorkspaceData, Unsupported,
-        WorkspaceData, details::NormalConstraints, intersection_test,
+        PersistentQueryDispatcher, QueryDispatcher, ShapeCastHit, ShapeCastOptions, TypedWorkspaceData,
+        Unsupported, WorkspaceData, details::NormalConstraints, intersection_test,
     },
     shape::{Cuboid, Shape},
 };
@@ -140,17 +140,28 @@ impl RtcdDispatcher {
             (Side::Mesh(a), Side::Mesh(b)) => {
                 let (key, swapped) = CacheKey::meshes(a.id(), b.id());
                 // Two colliders sharing an instance: the stored order is unknown, try both.
-                let keys: Keys =
-                    if a.id() == b.id() { [(key, false), (key, true)].into() } else { [(key, swapped)].into_iter().collect() };
+                let keys: Keys = if a.id() == b.id() {
+                    [(key, false), (key, true)].into()
+                } else {
+                    [(key, swapped)].into_iter().collect()
+                };
                 (keys, a.mesh(), b.mesh())
             }
             (Side::Mesh(a), Side::Cuboid(c)) => {
                 ground = self.cache.grounds().get(c.half_extents)?;
-                ([(CacheKey::cuboid(a.id(), cuboid_key(c.half_extents)), false)].into_iter().collect(), a.mesh(), &ground)
+                (
+                    [(CacheKey::cuboid(a.id(), cuboid_key(c.half_extents)), false)].into_iter().collect(),
+                    a.mesh(),
+                    &ground,
+                )
             }
             (Side::Cuboid(c), Side::Mesh(b)) => {
                 ground = self.cache.grounds().get(c.half_extents)?;
-                ([(CacheKey::cuboid(b.id(), cuboid_key(c.half_extents)), true)].into_iter().collect(), &ground, b.mesh())
+                (
+                    [(CacheKey::cuboid(b.id(), cuboid_key(c.half_extents)), true)].into_iter().collect(),
+                    &ground,
+                    b.mesh(),
+                )
             }
             (Side::Cuboid(_), Side::Cuboid(_)) => return None,
         };
@@ -167,7 +178,10 @@ impl RtcdDispatcher {
             let stored_pos12 = stored(swapped);
             let hit = self.cache.read_exact(&key, &stored_pos12, Some(swapped), |ms| {
                 let live = ms.iter().any(|m| m.points.iter().any(|p| handed_over(p, prediction)));
-                if live && !witnessed_within(ms, &stored_pos12, prediction) && !boxes_within(pos12, g1, g2, prediction) {
+                if live
+                    && !witnessed_within(ms, &stored_pos12, prediction)
+                    && !boxes_within(pos12, g1, g2, prediction)
+                {
                     return Count::Separated;
                 }
                 write(if live { ms } else { &[] }, swapped);
@@ -227,7 +241,14 @@ impl RtcdDispatcher {
         });
         let spec_angle = settings.speculative_angle_or(angle);
         let manifolds = Reducer::with_local(|reducer| {
-            reducer.reduce_output(&mut out, &to_rtcd(pos12), angle, spec_angle, prediction, settings.support_fraction)
+            reducer.reduce_output(
+                &mut out,
+                &to_rtcd(pos12),
+                angle,
+                spec_angle,
+                prediction,
+                settings.support_fraction,
+            )
         });
         self.cache.count(Count::Miss(start.elapsed()));
         write(&manifolds, false);
@@ -242,7 +263,8 @@ fn witnessed_within(ms: &[rtcd::ContactManifold], pos12: &Pose, prediction: Real
     let pos12 = to_rtcd(pos12);
     ms.iter().flat_map(|m| &m.points).any(|p| {
         handed_over(p, prediction)
-            && (p.dist <= 0.0 || p.local_p1.distance_squared(pos12.transform_point(p.local_p2)) <= prediction * prediction)
+            && (p.dist <= 0.0
+                || p.local_p1.distance_squared(pos12.transform_point(p.local_p2)) <= prediction * prediction)
     })
 }
 
@@ -268,11 +290,23 @@ impl QueryDispatcher for RtcdDispatcher {
         Err(Unsupported)
     }
 
-    fn contact(&self, _: &Pose, _: &dyn Shape, _: &dyn Shape, _: Real) -> Result<Option<Contact>, Unsupported> {
+    fn contact(
+        &self,
+        _: &Pose,
+        _: &dyn Shape,
+        _: &dyn Shape,
+        _: Real,
+    ) -> Result<Option<Contact>, Unsupported> {
         Err(Unsupported)
     }
 
-    fn closest_points(&self, _: &Pose, _: &dyn Shape, _: &dyn Shape, _: Real) -> Result<ClosestPoints, Unsupported> {
+    fn closest_points(
+        &self,
+        _: &Pose,
+        _: &dyn Shape,
+        _: &dyn Shape,
+        _: Real,
+    ) -> Result<ClosestPoints, Unsupported> {
         Err(Unsupported)
     }
 

@@ -17,17 +17,21 @@ use std::{
     time::Instant,
 };
 
-use parry3d::{bounding_volume::BoundingVolume, math::Pose, query::DefaultQueryDispatcher, query::QueryDispatcher};
+use parry3d::{
+    bounding_volume::BoundingVolume, math::Pose, query::DefaultQueryDispatcher, query::QueryDispatcher,
+};
 use rapier3d::{
     dynamics::{IntegrationParameters, RigidBodyHandle, RigidBodySet, RigidBodyType},
     geometry::{
-        ActiveCollisionTypes, ColliderHandle, ColliderSet, InteractionGroups, NarrowPhase as RapierNarrowPhase,
+        ActiveCollisionTypes, ColliderHandle, ColliderSet, InteractionGroups,
+        NarrowPhase as RapierNarrowPhase,
     },
 };
-use rtcd::{
-    NarrowPhase, NarrowPhaseBackend, PairInput, PairKey, ParamsError, RtcdMesh, RtcdParams, StepOptions, StepOutput,
-};
 use rayon::prelude::*;
+use rtcd::{
+    NarrowPhase, NarrowPhaseBackend, PairInput, PairKey, ParamsError, RtcdMesh, RtcdParams, StepOptions,
+    StepOutput,
+};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
@@ -127,7 +131,10 @@ pub struct Batch {
 impl Batch {
     /// The backend inputs.
     pub fn inputs(&self) -> Vec<PairInput<'_>> {
-        self.pairs.iter().map(|p| PairInput::new(p.key, &p.mesh1, &p.mesh2, to_rtcd(&p.pos12)).with_hold(p.hold)).collect()
+        self.pairs
+            .iter()
+            .map(|p| PairInput::new(p.key, &p.mesh1, &p.mesh2, to_rtcd(&p.pos12)).with_hold(p.hold))
+            .collect()
     }
 
     /// The backend options: every candidate comes back (`keep_contacts`) for the two-tier reduction.
@@ -177,7 +184,9 @@ impl DebugGeometry {
 
     fn push_pair(&mut self, pose1: &Pose, o: &rtcd::PairOutput) {
         let p = to_rtcd(pose1);
-        self.rays.extend(o.rays.iter().map(|r| (p.transform_point(r.origin), p.transform_point(r.end), r.kind, r.outcome)));
+        self.rays.extend(
+            o.rays.iter().map(|r| (p.transform_point(r.origin), p.transform_point(r.end), r.kind, r.outcome)),
+        );
     }
 
     fn push_manifolds(&mut self, pose1: &Pose, manifolds: &[rtcd::ContactManifold]) {
@@ -545,7 +554,14 @@ impl RtcdDriver {
         let inputs = batch.inputs();
         let opts = batch.options();
         let backend = self.backend.get_mut().unwrap_or_else(|e| e.into_inner());
-        let out = Self::run_step(backend, &mut self.fallback, &mut self.fell_back, &inputs, &batch.held_keys, &opts);
+        let out = Self::run_step(
+            backend,
+            &mut self.fallback,
+            &mut self.fell_back,
+            &inputs,
+            &batch.held_keys,
+            &opts,
+        );
         self.backend_name = backend.name();
         out
     }
@@ -573,12 +589,11 @@ impl RtcdDriver {
         let grow = 0.5 * (prediction + self.settings.margin.max(0.0));
         let dt = self.settings.dt.max(0.0) * self.settings.lookahead_steps.max(1.0);
         self.boxes.clear();
-        self.boxes
-            .extend(self.entries.iter().map(|e| {
-                // Soft CCD widens Rapier's pairing by the motion of the step; so does ours.
-                let sweep = e.soft_linvel.length() * dt;
-                e.mesh.aabb().transformed(&to_rtcd(&e.pose)).extended(grow + e.skin + sweep)
-            }));
+        self.boxes.extend(self.entries.iter().map(|e| {
+            // Soft CCD widens Rapier's pairing by the motion of the step; so does ours.
+            let sweep = e.soft_linvel.length() * dt;
+            e.mesh.aabb().transformed(&to_rtcd(&e.pose)).extended(grow + e.skin + sweep)
+        }));
         // In the entries' order (the colliders' arena order), which changes only with the pairs. The
         // sweep is made again only when a box moved out of its slack.
         self.ids.clear();
@@ -603,8 +618,10 @@ impl RtcdDriver {
 
         // Orient and filter the pairs, as Rapier would filter them before calling the dispatcher.
         // Pairs Rapier recycles go to the backend by key, if it keeps them so.
-        let by_key = recycle.is_some() && self.backend.get_mut().unwrap_or_else(|e| e.into_inner()).holds_by_key();
-        let (mut held_keys, mut held) = (Vec::with_capacity(self.candidates.len()), Vec::with_capacity(self.candidates.len()));
+        let by_key =
+            recycle.is_some() && self.backend.get_mut().unwrap_or_else(|e| e.into_inner()).holds_by_key();
+        let (mut held_keys, mut held) =
+            (Vec::with_capacity(self.candidates.len()), Vec::with_capacity(self.candidates.len()));
         let mut pairs: Vec<BatchPair> = Vec::with_capacity(self.candidates.len());
         let mut batch_prediction = prediction;
         let mut held_points = 0;
@@ -615,7 +632,11 @@ impl RtcdDriver {
             // the step (rapier's pair_update.rs); the batch does the same so its speculative
             // contacts are there when a fast body closes in.
             let soft = e1.soft_linvel != glam::Vec3::ZERO || e2.soft_linvel != glam::Vec3::ZERO;
-            let base = if soft { prediction.max(dt * (e1.soft_linvel - e2.soft_linvel).length()) } else { prediction };
+            let base = if soft {
+                prediction.max(dt * (e1.soft_linvel - e2.soft_linvel).length())
+            } else {
+                prediction
+            };
             let pair_prediction = base + e1.skin + e2.skin;
             batch_prediction = batch_prediction.max(pair_prediction);
             let key = PairKey::new(e1.key, e2.key);
@@ -636,7 +657,8 @@ impl RtcdDriver {
             }
             // Pairs under a shared cache key cannot be told apart by the dispatcher's use of
             // them: never held, never mirrored.
-            let shared = (shareable(e1) || shareable(e2)) && self.key_uses.get(&cache_key).is_some_and(|&n| n > 1);
+            let shared =
+                (shareable(e1) || shareable(e2)) && self.key_uses.get(&cache_key).is_some_and(|&n| n > 1);
             if shared {
                 mirror = None;
             }
@@ -741,8 +763,15 @@ impl RtcdDriver {
                 // the prediction mean active solver contacts (see `rapier_update`): with them, what
                 // the batch would read of Rapier's pair is known.
                 Some(used) if used && !p.hold => {
-                    let rapier = p.active.then_some(RapierPair { same_order: f & SWAPPED == 0, active: true });
-                    Some(Mirror { pose1: p.pose1, pose2: p.pose2, active: p.active, points: p.points, rapier })
+                    let rapier =
+                        p.active.then_some(RapierPair { same_order: f & SWAPPED == 0, active: true });
+                    Some(Mirror {
+                        pose1: p.pose1,
+                        pose2: p.pose2,
+                        active: p.active,
+                        points: p.points,
+                        rapier,
+                    })
                 }
                 Some(_) => None,
             };
@@ -770,7 +799,8 @@ impl RtcdDriver {
         self.cache.reset_counters();
         let settings = self.cache.settings();
         let angle = self.params.manifold_angle;
-        let (spec_angle, support_fraction) = (settings.speculative_angle_or(angle), settings.support_fraction);
+        let (spec_angle, support_fraction) =
+            (settings.speculative_angle_or(angle), settings.support_fraction);
         let culling = self.params.culling_dist;
         self.debug.clear();
         let record = batch.record_rays;
@@ -786,24 +816,37 @@ impl RtcdDriver {
             .map(|(p, o)| {
                 (o.error.is_none() && !p.hold).then(|| {
                     Reducer::with_local(|reducer| {
-                        reducer.reduce_output(o, &to_rtcd(&p.pos12), angle, spec_angle, p.prediction, support_fraction)
+                        reducer.reduce_output(
+                            o,
+                            &to_rtcd(&p.pos12),
+                            angle,
+                            spec_angle,
+                            p.prediction,
+                            support_fraction,
+                        )
                     })
                 })
             })
             .collect_into_vec(&mut manifolds);
         if batch.recycling {
             self.published_held = batch.held.clone();
-            self.published.extend(batch.pairs.iter().zip(&manifolds).map(|(p, m)| Published {
-                key: p.key,
-                cache_key: p.cache_key,
-                order: p.order,
-                pose1: p.pose1,
-                pose2: p.pose2,
-                hold: p.hold,
-                mirror: p.mirror,
-                cached: m.is_some(),
-                active: m.iter().flatten().flat_map(|m| &m.points).any(|c| c.dist < batch.solver_distance + p.skins),
-                points: m.iter().flatten().map(|m| m.points.len() as u32).sum(),
+            self.published.extend(batch.pairs.iter().zip(&manifolds).map(|(p, m)| {
+                Published {
+                    key: p.key,
+                    cache_key: p.cache_key,
+                    order: p.order,
+                    pose1: p.pose1,
+                    pose2: p.pose2,
+                    hold: p.hold,
+                    mirror: p.mirror,
+                    cached: m.is_some(),
+                    active: m
+                        .iter()
+                        .flatten()
+                        .flat_map(|m| &m.points)
+                        .any(|c| c.dist < batch.solver_distance + p.skins),
+                    points: m.iter().flatten().map(|m| m.points.len() as u32).sum(),
+                }
             }));
         }
         let (mut manifold_count, mut point_count) = (0, 0);
@@ -818,7 +861,10 @@ impl RtcdDriver {
                 self.debug.push_manifolds(&p.pose1, &manifolds);
             }
             let radii = [p.mesh1.max_radius(), p.mesh2.max_radius()];
-            Some((p.cache_key, CachedPair { pos12: p.pos12, manifolds, radii, prediction: p.prediction.min(culling) }))
+            Some((
+                p.cache_key,
+                CachedPair { pos12: p.pos12, manifolds, radii, prediction: p.prediction.min(culling) },
+            ))
         });
         self.cache.publish(published, batch.prediction);
         // The outputs (each traced pair's candidates) are freed off this thread, as the cache's
@@ -853,7 +899,8 @@ impl RtcdDriver {
     fn collect(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet) {
         self.entries.clear();
         let cuboids = self.cache.settings().cuboids;
-        let (mut seen, mut shared) = (std::mem::take(&mut self.seen_instances), std::mem::take(&mut self.shared_instances));
+        let (mut seen, mut shared) =
+            (std::mem::take(&mut self.seen_instances), std::mem::take(&mut self.shared_instances));
         seen.clear();
         shared.clear();
         for (handle, co) in colliders.iter() {
@@ -943,7 +990,11 @@ impl RtcdDriver {
         held: &[PairKey],
         opts: &StepOptions,
     ) -> StepOutput {
-        let result = if held.is_empty() { backend.step(inputs, opts) } else { backend.step_with_held(inputs, held, opts) };
+        let result = if held.is_empty() {
+            backend.step(inputs, opts)
+        } else {
+            backend.step_with_held(inputs, held, opts)
+        };
         match result {
             Ok(out) => out,
             Err(e) => match fallback.take() {
@@ -959,7 +1010,10 @@ impl RtcdDriver {
                 None => {
                     // Only reachable when the CPU fallback itself failed, which it never does;
                     // the dispatcher's miss path then computes every pair.
-                    log::warn!("rtcd_rapier: backend `{}` failed ({e}) with no fallback left", backend.name());
+                    log::warn!(
+                        "rtcd_rapier: backend `{}` failed ({e}) with no fallback left",
+                        backend.name()
+                    );
                     StepOutput::default()
                 }
             },
@@ -987,7 +1041,8 @@ fn batch_pair(entries: &[Entry], i: u32, j: u32) -> Option<(&Entry, &Entry, Cach
     if !(e1.active || e2.active)
         || (e1.body.is_some() && e1.body == e2.body)
         || !e1.groups.test(e2.groups)
-        || !(e1.collision_types.test(e1.body_type, e2.body_type) || e2.collision_types.test(e1.body_type, e2.body_type))
+        || !(e1.collision_types.test(e1.body_type, e2.body_type)
+            || e2.collision_types.test(e1.body_type, e2.body_type))
     {
         return None;
     }
@@ -1048,7 +1103,8 @@ fn rapier_update(
         return RapierUpdate::Full;
     }
     if let Some(m) = mirror {
-        let cos = rot_cos(m.pose1.rotation, e1.pose.rotation).min(rot_cos(m.pose2.rotation, e2.pose.rotation));
+        let cos =
+            rot_cos(m.pose1.rotation, e1.pose.rotation).min(rot_cos(m.pose2.rotation, e2.pose.rotation));
         if cos > HOLD_MIN_ROT_COS {
             // Rapier measures the drift in its collider order, and allows the larger bound to pairs
             // with active solver contacts. Both are known from Rapier's pair (a walk of its
@@ -1063,7 +1119,10 @@ fn rapier_update(
                 Some(known) => Some(known),
                 None => {
                     let (base, cur) = (m.pose1.inv_mul(&m.pose2), e1.pose.inv_mul(&e2.pose));
-                    let (d12, d21) = (pose_drift(&base, &cur, extent), pose_drift(&base.inverse(), &cur.inverse(), extent));
+                    let (d12, d21) = (
+                        pose_drift(&base, &cur, extent),
+                        pose_drift(&base.inverse(), &cur.inverse(), extent),
+                    );
                     if d12.max(d21) <= HOLD_DRIFT_SHARE * bound(m.active) {
                         return RapierUpdate::Recycled;
                     }
@@ -1072,7 +1131,10 @@ fn rapier_update(
                         .then(|| r.narrow_phase.contact_pair(e1.handle, e2.handle))
                         .flatten()
                         .map(|cp| {
-                            let known = RapierPair { same_order: cp.collider1 == e1.handle, active: cp.has_any_active_contact() };
+                            let known = RapierPair {
+                                same_order: cp.collider1 == e1.handle,
+                                active: cp.has_any_active_contact(),
+                            };
                             m.rapier = Some(known);
                             known
                         })
@@ -1095,7 +1157,8 @@ fn rapier_update(
     let (f, s) = (e1, e2);
     if f.soft_ccd || s.soft_ccd {
         let (v1, v2) = (f.soft_linvel, s.soft_linvel);
-        let (a1, a2) = (f.collision_aabb.loosened(CLEARED_BOX_MARGIN), s.collision_aabb.loosened(CLEARED_BOX_MARGIN));
+        let (a1, a2) =
+            (f.collision_aabb.loosened(CLEARED_BOX_MARGIN), s.collision_aabb.loosened(CLEARED_BOX_MARGIN));
         if !a1.intersects(&a2) && !a1.intersects_moving_aabb(&a2, v2 - v1) {
             return RapierUpdate::Cleared;
         }

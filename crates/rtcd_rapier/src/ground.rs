@@ -43,7 +43,9 @@ impl GroundMeshes {
                 match RtcdMesh::new(format!("cuboid {half_extents}"), &v, &i) {
                     Ok(m) => Some(Arc::new(m)),
                     Err(e) => {
-                        log::warn!("rtcd_rapier: cuboid {half_extents} is left to Rapier's narrow phase: {e}");
+                        log::warn!(
+                            "rtcd_rapier: cuboid {half_extents} is left to Rapier's narrow phase: {e}"
+                        );
                         None
                     }
                 }

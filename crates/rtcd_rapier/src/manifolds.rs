@@ -218,7 +218,10 @@ mod tests {
         assert_eq!(a[0].points.len(), 2);
         assert_eq!((a[0].local_n1, a[0].local_n2), (b[0].local_n1, b[0].local_n2));
         for (p, q) in a[0].points.iter().zip(&b[0].points) {
-            assert_eq!((p.local_p1, p.local_p2, p.fid1, p.fid2, p.dist), (q.local_p1, q.local_p2, q.fid1, q.fid2, q.dist));
+            assert_eq!(
+                (p.local_p1, p.local_p2, p.fid1, p.fid2, p.dist),
+                (q.local_p1, q.local_p2, q.fid1, q.fid2, q.dist)
+            );
         }
     }
 
@@ -243,7 +246,8 @@ mod tests {
             let old_n = CARRY_INDEX_FROM + (round % 30);
             let mut prev = RapierManifold::with_data(0, 0, ContactManifoldData::default());
             for k in 0..old_n {
-                let mut c: TrackedContact<ContactData> = TrackedContact::new(Vec3::ZERO, Vec3::ZERO, feature(&mut next), feature(&mut next), 0.0);
+                let mut c: TrackedContact<ContactData> =
+                    TrackedContact::new(Vec3::ZERO, Vec3::ZERO, feature(&mut next), feature(&mut next), 0.0);
                 c.data.impulse = k as f32 + 1.0;
                 prev.points.push(c);
             }
@@ -252,12 +256,19 @@ mod tests {
             assert!(carry.indexed);
             let mut a = RapierManifold::with_data(0, 0, ContactManifoldData::default());
             for _ in 0..20 {
-                a.points.push(TrackedContact::new(Vec3::ZERO, Vec3::ZERO, feature(&mut next), feature(&mut next), 0.0));
+                a.points.push(TrackedContact::new(
+                    Vec3::ZERO,
+                    Vec3::ZERO,
+                    feature(&mut next),
+                    feature(&mut next),
+                    0.0,
+                ));
             }
             let mut b = a.clone();
             carry.apply(&mut a);
             carry_by_scan(&mut b, &carry.old);
-            let (ia, ib): (Vec<f32>, Vec<f32>) = a.points.iter().zip(&b.points).map(|(p, q)| (p.data.impulse, q.data.impulse)).unzip();
+            let (ia, ib): (Vec<f32>, Vec<f32>) =
+                a.points.iter().zip(&b.points).map(|(p, q)| (p.data.impulse, q.data.impulse)).unzip();
             assert_eq!(ia, ib, "round {round}");
             lookups += ia.iter().filter(|i| **i > 0.0).count();
         }

@@ -57,7 +57,14 @@ impl Reducer {
         if out.contacts.is_empty() {
             return std::mem::take(&mut out.manifolds);
         }
-        self.reduce(&out.contacts, pos12, max_angle, speculative_angle, prediction, support_fraction * prediction)
+        self.reduce(
+            &out.contacts,
+            pos12,
+            max_angle,
+            speculative_angle,
+            prediction,
+            support_fraction * prediction,
+        )
     }
 
     /// Reduces `candidates` (shape 1's frame, `pos12` shape 2's pose in it) into manifolds, support
@@ -77,7 +84,11 @@ impl Reducer {
         self.speculative.clear();
         for (k, c) in candidates.iter().enumerate() {
             if c.dist.is_finite() && c.dist <= prediction {
-                if c.dist <= support_slop { self.support.push(k as u32) } else { self.speculative.push(k as u32) }
+                if c.dist <= support_slop {
+                    self.support.push(k as u32)
+                } else {
+                    self.speculative.push(k as u32)
+                }
             }
         }
         // Built in a reused buffer, then copied once into a vector of the right size (growing the
@@ -86,7 +97,14 @@ impl Reducer {
         out.clear();
         reduce_subset_with(candidates, &mut self.support, pos12, max_angle, &mut self.scratch, out);
         let supported = out.len();
-        reduce_subset_with(candidates, &mut self.speculative, pos12, speculative_angle, &mut self.scratch, out);
+        reduce_subset_with(
+            candidates,
+            &mut self.speculative,
+            pos12,
+            speculative_angle,
+            &mut self.scratch,
+            out,
+        );
         // Speculative groups stay only where no support group has their normal; kept in order.
         let cos_max = max_angle.cos();
         let mut kept = supported;
@@ -110,7 +128,14 @@ mod tests {
 
     fn cand(x: f32, z: f32, dist: f32, n: Vec3, id: u32) -> ContactCandidate {
         let p = Vec3::new(x, 0.0, z);
-        ContactCandidate { p1: p, p2: p + n * dist, n1: n, dist, fid1: FeatureId::Vertex(id), fid2: FeatureId::Face(0) }
+        ContactCandidate {
+            p1: p,
+            p2: p + n * dist,
+            n1: n,
+            dist,
+            fid1: FeatureId::Vertex(id),
+            fid2: FeatureId::Face(0),
+        }
     }
 
     #[test]
@@ -171,12 +196,15 @@ mod tests {
         });
         assert_eq!(narrow, [1, 1, 1, 1]);
         assert_eq!(wide, [1, 1, 2], "support groups stay apart, speculative ones merge");
-        let s = crate::CacheSettings { speculative_angle: Some(f32::NAN), ..crate::ContactCache::new(
-            rtcd::RtcdParams::from_triangle_size(0.1),
-            crate::ground::GroundMeshes::new(),
-        )
-        .unwrap()
-        .settings() };
+        let s = crate::CacheSettings {
+            speculative_angle: Some(f32::NAN),
+            ..crate::ContactCache::new(
+                rtcd::RtcdParams::from_triangle_size(0.1),
+                crate::ground::GroundMeshes::new(),
+            )
+            .unwrap()
+            .settings()
+        };
         assert_eq!(s.speculative_angle_or(0.1), 0.1);
         assert_eq!(crate::CacheSettings { speculative_angle: Some(0.5), ..s }.speculative_angle_or(0.1), 0.5);
     }

@@ -25,7 +25,8 @@ use parry3d::{
     math::{Pose, Real, Vector},
     query::{PointProjection, PointQuery, Ray, RayCast, RayIntersection},
     shape::{
-        CompositeShape, Cuboid, FeatureId, Shape, ShapeType, TriMesh, TriMeshBuilderError, TriMeshFlags, TypedShape,
+        CompositeShape, Cuboid, FeatureId, Shape, ShapeType, TriMesh, TriMeshBuilderError, TriMeshFlags,
+        TypedShape,
     },
 };
 use rtcd::RtcdMesh;
@@ -95,7 +96,8 @@ impl fmt::Debug for RtcdShapeData {
 /// Falls back to the smallest extent when the exit distances say nothing.
 fn ccd_thickness_of(mesh: &RtcdMesh) -> Real {
     let extent = mesh.aabb().extents().min_element();
-    let mut d: Vec<Real> = mesh.exit_distances().iter().copied().filter(|d| d.is_finite() && *d > 0.0).collect();
+    let mut d: Vec<Real> =
+        mesh.exit_distances().iter().copied().filter(|d| d.is_finite() && *d > 0.0).collect();
     let t = if d.is_empty() {
         extent
     } else {
@@ -162,7 +164,11 @@ impl RtcdShape {
     pub fn mass_properties_of(&self, density: Real) -> MassProperties {
         let mesh = &self.data.mesh;
         if mesh.is_closed() && mesh.volume() > 0.0 {
-            let m = MassProperties::from_trimesh(density, self.data.trimesh.vertices(), self.data.trimesh.indices());
+            let m = MassProperties::from_trimesh(
+                density,
+                self.data.trimesh.vertices(),
+                self.data.trimesh.indices(),
+            );
             if m.mass().is_finite() && m.mass() > 0.0 {
                 return m;
             }
@@ -197,7 +203,12 @@ impl PointQuery for RtcdShape {
         self.data.trimesh.project_local_point_and_get_feature(pt)
     }
 
-    fn project_local_point_with_max_dist(&self, pt: Vector, solid: bool, max_dist: Real) -> Option<PointProjection> {
+    fn project_local_point_with_max_dist(
+        &self,
+        pt: Vector,
+        solid: bool,
+        max_dist: Real,
+    ) -> Option<PointProjection> {
         self.data.trimesh.project_local_point_with_max_dist(pt, solid, max_dist)
     }
 

@@ -14,7 +14,9 @@ use rtcd_rapier::{RtcdDriver, RtcdShape, integration_parameters};
 fn scene(w: &mut World, far_mesh: &Arc<RtcdMesh>) -> Vec<RigidBodyHandle> {
     w.add_ground(Vector::new(10.0, 0.5, 10.0), 0.0);
     // One of our meshes, fixed and far away: it changes nothing for the others.
-    let far = w.colliders.insert(ColliderBuilder::new(rtcd_shape(far_mesh)).translation(Vector::new(50.0, 5.0, 0.0)));
+    let far = w
+        .colliders
+        .insert(ColliderBuilder::new(rtcd_shape(far_mesh)).translation(Vector::new(50.0, 5.0, 0.0)));
     let _ = far;
     let mut bodies = Vec::new();
     let mut add = |w: &mut World, collider: ColliderBuilder, pos: Vector, linvel: Vector, angvel: Vector| {
@@ -29,7 +31,13 @@ fn scene(w: &mut World, far_mesh: &Arc<RtcdMesh>) -> Vec<RigidBodyHandle> {
         Vector::new(1.0, 0.0, 0.5),
         Vector::new(0.0, 3.0, 1.0),
     );
-    add(w, ColliderBuilder::ball(0.25), Vector::new(0.8, 3.0, 0.3), Vector::new(-0.5, 0.0, 0.0), Vector::ZERO);
+    add(
+        w,
+        ColliderBuilder::ball(0.25),
+        Vector::new(0.8, 3.0, 0.3),
+        Vector::new(-0.5, 0.0, 0.0),
+        Vector::ZERO,
+    );
     add(
         w,
         ColliderBuilder::capsule_y(0.3, 0.15),
@@ -88,7 +96,8 @@ fn ball_collides_with_our_shape_through_the_default_dispatcher() {
     let mut touched = false;
     for _ in 0..240 {
         w.step();
-        touched |= w.narrow_phase.contact_pair(table, ball_collider).is_some_and(|p| p.has_any_active_contact());
+        touched |=
+            w.narrow_phase.contact_pair(table, ball_collider).is_some_and(|p| p.has_any_active_contact());
     }
     let y = w.pose(ball).translation.y;
     println!("ball of radius 0.2 on our fixed unit cube (top at 0.5): rests at y = {y:.4}");

@@ -19,7 +19,8 @@ use rtcd_rapier::{MissPolicy, RtcdDriver, RtcdShape};
 type Manifolds = Vec<ContactManifold<ContactManifoldData, ContactData>>;
 
 fn features(ms: &Manifolds) -> Vec<(u32, u32)> {
-    let mut f: Vec<(u32, u32)> = ms.iter().flat_map(|m| m.points.iter().map(|p| (p.fid1.0, p.fid2.0))).collect();
+    let mut f: Vec<(u32, u32)> =
+        ms.iter().flat_map(|m| m.points.iter().map(|p| (p.fid1.0, p.fid2.0))).collect();
     f.sort_unstable();
     f
 }
@@ -89,7 +90,8 @@ fn feature_ids_persist_across_simulation_steps() {
     let mesh = asset("blob_900");
     let mut w = World::ours(driver());
     let ground = w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
-    let body = w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 0.8, 0.0)).can_sleep(false));
+    let body =
+        w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 0.8, 0.0)).can_sleep(false));
     let blob = w.colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut w.bodies);
     let (mut kept, mut total, mut warm) = (0, 0, 0);
     let mut previous: Vec<(u32, u32)> = Vec::new();
@@ -100,8 +102,12 @@ fn feature_ids_persist_across_simulation_steps() {
         if tick >= 120 {
             total += now.len();
             kept += now.iter().filter(|f| previous.contains(f)).count();
-            warm +=
-                pair.manifolds.iter().flat_map(|m| m.points.iter()).filter(|p| p.data.warmstart_impulse != 0.0).count();
+            warm += pair
+                .manifolds
+                .iter()
+                .flat_map(|m| m.points.iter())
+                .filter(|p| p.data.warmstart_impulse != 0.0)
+                .count();
         }
         previous = now;
     }
@@ -175,7 +181,8 @@ fn refresh_depths_reuses_older_results() {
     colliders.insert(ColliderBuilder::cuboid(5.0, 0.5, 5.0).translation(Vector::new(0.0, -0.5, 0.0)));
     let rot = Rotation::from_rotation_x(0.3);
     let y = -lowest_vertex(&mesh, &Pose::from_rotation(rot)) - 0.01;
-    let body = bodies.insert(RigidBodyBuilder::dynamic().pose(Pose::from_parts(Vector::new(0.0, y, 0.0), rot)));
+    let body =
+        bodies.insert(RigidBodyBuilder::dynamic().pose(Pose::from_parts(Vector::new(0.0, y, 0.0), rot)));
     let blob = colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut bodies);
     // The batch looks 5 cm ahead (as a pipelined batch with soft CCD does), so its results still
     // hold every contact within Rapier's 2 cm after a 2 mm move.
@@ -186,7 +193,14 @@ fn refresh_depths_reuses_older_results() {
     let (mut manifolds, mut ws) = (Manifolds::new(), None);
     let shape = colliders[blob].shared_shape().clone();
     d.dispatcher()
-        .contact_manifolds(&pos12, &*shape, &*SharedShape::cuboid(5.0, 0.5, 5.0), 0.02, &mut manifolds, &mut ws)
+        .contact_manifolds(
+            &pos12,
+            &*shape,
+            &*SharedShape::cuboid(5.0, 0.5, 5.0),
+            0.02,
+            &mut manifolds,
+            &mut ws,
+        )
         .unwrap();
     let c = d.cache().counters();
     assert_eq!((c.hits, c.misses, c.refreshed), (0, 0, 1));
@@ -214,7 +228,8 @@ fn colliders_sharing_an_instance_still_collide() {
     for _ in 0..240 {
         w.step();
         deepest = deepest.max(common::interpenetration(&mesh, &w.pose(low), &mesh, &w.pose(high)));
-        touching += w.narrow_phase.contact_pair(c_low, c_high).is_some_and(|p| p.has_any_active_contact()) as usize;
+        touching +=
+            w.narrow_phase.contact_pair(c_low, c_high).is_some_and(|p| p.has_any_active_contact()) as usize;
         misses += w.driver.as_ref().unwrap().metrics().cache.misses;
     }
     println!(
@@ -263,7 +278,10 @@ fn backend_errors_switch_to_the_cpu_for_good() {
     }
     let d = w.driver.as_ref().unwrap();
     let m = d.metrics();
-    println!("after a lost device: backend {}, fell back {}, {hits} hits, {misses} misses", m.backend, m.fell_back);
+    println!(
+        "after a lost device: backend {}, fell back {}, {hits} hits, {misses} misses",
+        m.backend, m.fell_back
+    );
     assert_eq!(calls.load(Ordering::Relaxed), 1, "the failed backend is not retried");
     assert!(d.fell_back() && m.fell_back);
     assert_eq!(d.backend_name(), "cpu");
@@ -280,7 +298,8 @@ fn recycled_pairs_are_held_and_moved_ones_traced() {
     let mut w = World::ours(driver());
     w.params.contact_recycling = true;
     w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
-    let body = w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 0.8, 0.0)).can_sleep(false));
+    let body =
+        w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 0.8, 0.0)).can_sleep(false));
     let blob = w.colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut w.bodies);
     let (mut held, mut misses, mut held_points) = (0, 0, 0);
     // The blob rocks for about 2.5 s before it settles.
@@ -290,10 +309,18 @@ fn recycled_pairs_are_held_and_moved_ones_traced() {
         held += m.narrow_phase.held_pairs;
         misses += m.cache.misses;
         held_points += m.held_points;
-        assert_eq!(m.held_pairs, m.narrow_phase.held_pairs, "tick {tick}: the CPU backend traced no held pair");
+        assert_eq!(
+            m.held_pairs, m.narrow_phase.held_pairs,
+            "tick {tick}: the CPU backend traced no held pair"
+        );
         // The points handed over this tick and those Rapier kept for the recycled pair are the
         // points Rapier holds.
-        let rapier: usize = w.narrow_phase.contact_pairs_with(blob).flat_map(|cp| &cp.manifolds).map(|m| m.points.len()).sum();
+        let rapier: usize = w
+            .narrow_phase
+            .contact_pairs_with(blob)
+            .flat_map(|cp| &cp.manifolds)
+            .map(|m| m.points.len())
+            .sum();
         assert_eq!(m.manifold_points + m.held_points, rapier, "tick {tick}");
         if m.narrow_phase.held_pairs == 0 {
             assert_eq!(m.held_points, 0, "tick {tick}");
@@ -301,7 +328,9 @@ fn recycled_pairs_are_held_and_moved_ones_traced() {
     }
     assert!(held_points > 0);
     let lowest = lowest_vertex(&mesh, &w.pose(body));
-    println!("resting blob with contact recycling: held in {held} of 300 ticks, {misses} misses, lowest vertex {lowest}");
+    println!(
+        "resting blob with contact recycling: held in {held} of 300 ticks, {misses} misses, lowest vertex {lowest}"
+    );
     assert!(held > 60, "held in {held} ticks");
     assert_eq!(misses, 0);
     assert!(lowest > -0.02 && lowest < 0.02, "the blob rests at {lowest}");
@@ -328,7 +357,9 @@ fn published_flags_follow_rapiers_calls_and_order() {
     // Added before and after the ground: Rapier's collider order differs between the two pairs
     // (or the test says so).
     let add = |w: &mut World, x: f32| {
-        let body = w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(x, 0.55, 0.0)).can_sleep(false));
+        let body = w
+            .bodies
+            .insert(RigidBodyBuilder::dynamic().translation(Vector::new(x, 0.55, 0.0)).can_sleep(false));
         w.colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut w.bodies)
     };
     let first = add(&mut w, -2.0);

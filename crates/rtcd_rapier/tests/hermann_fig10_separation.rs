@@ -25,7 +25,13 @@ struct Run {
     distance: f32,
 }
 
-fn run(mut w: World, a: &Arc<RtcdMesh>, b: &Arc<RtcdMesh>, shape_a: SharedShape, shape_b: SharedShape) -> Run {
+fn run(
+    mut w: World,
+    a: &Arc<RtcdMesh>,
+    b: &Arc<RtcdMesh>,
+    shape_a: SharedShape,
+    shape_b: SharedShape,
+) -> Run {
     w.gravity = Vector::ZERO;
     let size = size(a).max(size(b));
     // B approaches A along x: find where they first touch (coming from far away), then push B a
@@ -75,7 +81,8 @@ fn scene(na: &str, nb: &str) {
     let size = size(&a).max(size(&b));
     let driver = RtcdDriver::new(RtcdParams::from_meshes(&[&a, &b])).unwrap();
     let ours = run(World::ours(driver), &a, &b, rtcd_shape(&a), rtcd_shape(&b));
-    let plain = run(World::plain(IntegrationParameters::default()), &a, &b, rapier_trimesh(&a), rapier_trimesh(&b));
+    let plain =
+        run(World::plain(IntegrationParameters::default()), &a, &b, rapier_trimesh(&a), rapier_trimesh(&b));
     let fmt = |r: &Run| {
         format!(
             "start: {:.0} % of size past first contact, deepest vertex {:.1} % of size; separated at tick {}, \
@@ -95,5 +102,9 @@ fn scene(na: &str, nb: &str) {
         "the scene must start deeply interpenetrated: {}",
         fmt(&ours)
     );
-    assert!(ours.separated_at.is_some(), "rtcd {na} vs {nb} did not separate within {TICKS} ticks: {}", fmt(&ours));
+    assert!(
+        ours.separated_at.is_some(),
+        "rtcd {na} vs {nb} did not separate within {TICKS} ticks: {}",
+        fmt(&ours)
+    );
 }

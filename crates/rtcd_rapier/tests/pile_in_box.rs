@@ -80,7 +80,10 @@ fn pairs_held_by_key_or_as_inputs_give_the_same_pile() {
 }
 
 /// The pile's world: the box, and the bodies with their meshes, in the air; the largest mesh size.
-fn build(driver: RtcdDriver, recycling: bool) -> (World, Vec<(RigidBodyHandle, std::sync::Arc<rtcd::RtcdMesh>)>, f32) {
+fn build(
+    driver: RtcdDriver,
+    recycling: bool,
+) -> (World, Vec<(RigidBodyHandle, std::sync::Arc<rtcd::RtcdMesh>)>, f32) {
     let meshes = [asset("blob_900"), asset("torus_900"), asset("bent_tube_896")];
     let mut w = World::ours(driver);
     w.params.contact_recycling = recycling;
@@ -98,8 +101,11 @@ fn build(driver: RtcdDriver, recycling: bool) -> (World, Vec<(RigidBodyHandle, s
     let mut bodies = Vec::new();
     for k in 0..BODIES {
         let (layer, cell) = (k / 9, k % 9);
-        let pos =
-            Vector::new(((cell % 3) as f32 - 1.0) * 1.15, 0.8 + 1.2 * layer as f32, ((cell / 3) as f32 - 1.0) * 1.15);
+        let pos = Vector::new(
+            ((cell % 3) as f32 - 1.0) * 1.15,
+            0.8 + 1.2 * layer as f32,
+            ((cell / 3) as f32 - 1.0) * 1.15,
+        );
         let rot = Rotation::from_euler(glam::EulerRot::XYZ, 0.7 * k as f32, 1.3 * k as f32, 0.4 * k as f32);
         let mesh = &meshes[k % meshes.len()];
         let (b, _) = w.add_body(rtcd_shape(mesh), Pose::from_parts(pos, rot));
@@ -115,7 +121,8 @@ fn pile(recycling: bool) {
     let (mut w, bodies, size) = build(RtcdDriver::new(RtcdParams::from_meshes(&refs)).unwrap(), recycling);
     let half = HALF;
 
-    let (mut lowest, mut misses, mut pairs, mut held, mut detect) = (f32::INFINITY, 0, 0, 0, std::time::Duration::ZERO);
+    let (mut lowest, mut misses, mut pairs, mut held, mut detect) =
+        (f32::INFINITY, 0, 0, 0, std::time::Duration::ZERO);
     let start = std::time::Instant::now();
     for tick in 0..TICKS {
         w.step();
@@ -127,15 +134,20 @@ fn pile(recycling: bool) {
         for (b, mesh) in &bodies {
             let low = lowest_vertex(mesh, &w.pose(*b));
             lowest = lowest.min(low);
-            assert!(low > -0.05 * size, "tick {tick}: a body sank {low} below the floor (more than 5 % of the size)");
+            assert!(
+                low > -0.05 * size,
+                "tick {tick}: a body sank {low} below the floor (more than 5 % of the size)"
+            );
         }
     }
     let wall_time = start.elapsed();
     let ke = w.kinetic_energy();
     let mass: f32 = bodies.iter().map(|(b, _)| w.bodies[*b].mass()).sum();
     let sleeping = bodies.iter().filter(|(b, _)| w.bodies[*b].is_sleeping()).count();
-    let escaped = bodies.iter().filter(|(b, _)| w.pose(*b).translation.xz().abs().max_element() > half).count();
-    let resting_lowest = bodies.iter().map(|(b, mesh)| lowest_vertex(mesh, &w.pose(*b))).fold(f32::INFINITY, f32::min);
+    let escaped =
+        bodies.iter().filter(|(b, _)| w.pose(*b).translation.xz().abs().max_element() > half).count();
+    let resting_lowest =
+        bodies.iter().map(|(b, mesh)| lowest_vertex(mesh, &w.pose(*b))).fold(f32::INFINITY, f32::min);
     println!(
         "{BODIES} bodies ({mass:.2} kg), {TICKS} ticks: final kinetic energy {ke:.2e} J (bound {KE_BOUND:.0e}), {sleeping} asleep, \
          lowest vertex {:.2} % of size below the floor at any tick (impacts), {:.3} % at the end; {escaped} out of the box; \

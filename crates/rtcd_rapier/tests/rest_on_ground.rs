@@ -28,7 +28,8 @@ fn drop_on_ground(name: &str) {
         hits += m.cache.hits;
         if !w.bodies[body].is_sleeping() {
             // What the batch says it hands the solver is what Rapier holds.
-            let held: usize = w.narrow_phase.contact_pairs().flat_map(|p| &p.manifolds).map(|m| m.points.len()).sum();
+            let held: usize =
+                w.narrow_phase.contact_pairs().flat_map(|p| &p.manifolds).map(|m| m.points.len()).sum();
             assert_eq!(m.manifold_points, held, "{name}: tick {tick}");
             counted_points += held;
         }
@@ -76,7 +77,11 @@ fn contact_skin_keeps_the_mesh_a_skin_above_the_ground() {
     let mut w = World::ours(RtcdDriver::new(RtcdParams::from_meshes(&[&mesh])).unwrap());
     w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
     let body = w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 0.8, 0.0)));
-    w.colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)).contact_skin(skin), body, &mut w.bodies);
+    w.colliders.insert_with_parent(
+        ColliderBuilder::new(rtcd_shape(&mesh)).contact_skin(skin),
+        body,
+        &mut w.bodies,
+    );
     for _ in 0..300 {
         w.step();
     }

@@ -8,7 +8,9 @@
 use std::time::{Duration, Instant};
 
 use glam::{Quat, Vec3};
-use rtcd::{NarrowPhase, NarrowPhaseBackend, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, TracerKind};
+use rtcd::{
+    NarrowPhase, NarrowPhaseBackend, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, TracerKind,
+};
 use rtcd_wgpu::{DeviceOptions, GpuNarrowPhase, create_device};
 
 fn xorshift(s: &mut u64) -> f32 {
@@ -19,11 +21,8 @@ fn xorshift(s: &mut u64) -> f32 {
 }
 
 fn main() {
-    let steps: usize = std::env::args()
-        .skip_while(|a| a != "--steps")
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
+    let steps: usize =
+        std::env::args().skip_while(|a| a != "--steps").nth(1).and_then(|s| s.parse().ok()).unwrap_or(20);
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../assets/meshes");
     let meshes: Vec<RtcdMesh> = ["blob_900", "torus_900", "bent_tube_896"]
         .iter()
@@ -34,7 +33,12 @@ fn main() {
     let bodies: Vec<(usize, Pose)> = (0..256)
         .map(|k| {
             let (x, z, y) = ((k % 8) as f32, ((k / 8) % 8) as f32, (k / 64) as f32);
-            let q = Quat::from_euler(glam::EulerRot::XYZ, xorshift(&mut seed) * std::f32::consts::TAU, xorshift(&mut seed) * std::f32::consts::TAU, xorshift(&mut seed) * std::f32::consts::TAU);
+            let q = Quat::from_euler(
+                glam::EulerRot::XYZ,
+                xorshift(&mut seed) * std::f32::consts::TAU,
+                xorshift(&mut seed) * std::f32::consts::TAU,
+                xorshift(&mut seed) * std::f32::consts::TAU,
+            );
             (k % meshes.len(), Pose::new(Vec3::new((x - 3.5) * spacing, y * spacing, (z - 3.5) * spacing), q))
         })
         .collect();
@@ -43,7 +47,10 @@ fn main() {
         let t = step as f32 * 0.2 + phase[b];
         let (m, p) = bodies[b];
         let _ = m;
-        Pose::new(p.translation + Vec3::new(t.sin(), t.cos(), (t * 0.7).sin()) * 3e-4, p.rotation * Quat::from_rotation_y(2e-4 * t.sin()))
+        Pose::new(
+            p.translation + Vec3::new(t.sin(), t.cos(), (t * 0.7).sin()) * 3e-4,
+            p.rotation * Quat::from_rotation_y(2e-4 * t.sin()),
+        )
     };
     let mut pair_ids = Vec::new();
     for i in 0..bodies.len() {
@@ -58,39 +65,52 @@ fn main() {
     let device = create_device(&DeviceOptions::default());
     let refs: Vec<&RtcdMesh> = meshes.iter().collect();
     let base = RtcdParams::from_meshes(&refs);
-    println!("avalanche-like pile: {} concave meshes (~900 triangles), {} pairs, {steps} timed steps per variant", bodies.len(), pair_ids.len());
+    println!(
+        "avalanche-like pile: {} concave meshes (~900 triangles), {} pairs, {steps} timed steps per variant",
+        bodies.len(),
+        pair_ids.len()
+    );
     let adapter = match &device {
         Ok(d) => format!("{} ({:?}, {:?})", d.info.name, d.info.device_type, d.info.backend),
         Err(e) => format!("none: {e}"),
     };
     println!("GPU adapter: {adapter}; CPU: {} rayon threads", rayon::current_num_threads());
 
-    let run = |backend: &mut dyn NarrowPhaseBackend, iterative_phase: bool| -> (Duration, Option<Duration>, u64) {
-        let mut total = Duration::ZERO;
-        let mut gpu_total = Duration::ZERO;
-        let mut has_gpu = false;
-        let mut contacts = 0;
-        // Two untimed warm-up steps: the first step of every pair is standard.
-        for step in 0..steps + 2 {
-            let poses: Vec<Pose> = (0..bodies.len()).map(|b| pose_at(b, step)).collect();
-            let pairs: Vec<PairInput> = pair_ids
-                .iter()
-                .map(|&(i, j)| PairInput::from_world(PairKey::new(i as u64, j as u64), &meshes[bodies[i].0], poses[i], &meshes[bodies[j].0], poses[j]))
-                .collect();
-            let opts = StepOptions { force_standard: !iterative_phase, ..Default::default() };
-            let start = Instant::now();
-            let out = backend.step(&pairs, &opts).expect("step");
-            if step >= 2 {
-                total += start.elapsed();
-                if let Some(g) = out.metrics.gpu_time {
-                    gpu_total += g;
-                    has_gpu = true;
+    let run =
+        |backend: &mut dyn NarrowPhaseBackend, iterative_phase: bool| -> (Duration, Option<Duration>, u64) {
+            let mut total = Duration::ZERO;
+            let mut gpu_total = Duration::ZERO;
+            let mut has_gpu = false;
+            let mut contacts = 0;
+            // Two untimed warm-up steps: the first step of every pair is standard.
+            for step in 0..steps + 2 {
+                let poses: Vec<Pose> = (0..bodies.len()).map(|b| pose_at(b, step)).collect();
+                let pairs: Vec<PairInput> = pair_ids
+                    .iter()
+                    .map(|&(i, j)| {
+                        PairInput::from_world(
+                            PairKey::new(i as u64, j as u64),
+                            &meshes[bodies[i].0],
+                            poses[i],
+                            &meshes[bodies[j].0],
+                            poses[j],
+                        )
+                    })
+                    .collect();
+                let opts = StepOptions { force_standard: !iterative_phase, ..Default::default() };
+                let start = Instant::now();
+                let out = backend.step(&pairs, &opts).expect("step");
+                if step >= 2 {
+                    total += start.elapsed();
+                    if let Some(g) = out.metrics.gpu_time {
+                        gpu_total += g;
+                        has_gpu = true;
+                    }
                 }
+                contacts = out.metrics.contact_rays;
             }
-            contacts = out.metrics.contact_rays;
-        }
-        (total / steps as u32, has_gpu.then(|| gpu_total / steps as u32), contacts)
-    };
+            (total / steps as u32, has_gpu.then(|| gpu_total / steps as u32), contacts)
+        };
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let mut table = Vec::new();
     for tracer in [TracerKind::BruteForce, TracerKind::Bvh] {

@@ -24,11 +24,28 @@ impl<T: Pod> GrowBuffer<T> {
     pub fn new(device: &wgpu::Device, label: &'static str, usage: wgpu::BufferUsages, capacity: u64) -> Self {
         let capacity = capacity.max(1);
         let usage = usage | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
-        Self { label, usage, buffer: Self::alloc(device, label, usage, capacity), capacity, generation: 0, _t: PhantomData }
+        Self {
+            label,
+            usage,
+            buffer: Self::alloc(device, label, usage, capacity),
+            capacity,
+            generation: 0,
+            _t: PhantomData,
+        }
     }
 
-    fn alloc(device: &wgpu::Device, label: &'static str, usage: wgpu::BufferUsages, capacity: u64) -> wgpu::Buffer {
-        device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: capacity * Self::SIZE, usage, mapped_at_creation: false })
+    fn alloc(
+        device: &wgpu::Device,
+        label: &'static str,
+        usage: wgpu::BufferUsages,
+        capacity: u64,
+    ) -> wgpu::Buffer {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: capacity * Self::SIZE,
+            usage,
+            mapped_at_creation: false,
+        })
     }
 
     pub fn buffer(&self) -> &wgpu::Buffer {

@@ -19,7 +19,10 @@ pub fn required_limits() -> wgpu::Limits {
 }
 
 /// Lists what `limits`/`downlevel` lack for the kernels; empty when the device can run them.
-pub fn missing_requirements(limits: &wgpu::Limits, downlevel: Option<&wgpu::DownlevelCapabilities>) -> Vec<String> {
+pub fn missing_requirements(
+    limits: &wgpu::Limits,
+    downlevel: Option<&wgpu::DownlevelCapabilities>,
+) -> Vec<String> {
     let need = required_limits();
     let mut missing = Vec::new();
     let mut check = |name: &str, have: u64, want: u64| {
@@ -27,8 +30,16 @@ pub fn missing_requirements(limits: &wgpu::Limits, downlevel: Option<&wgpu::Down
             missing.push(format!("limit {name} >= {want} (has {have})"));
         }
     };
-    check("max_storage_buffers_per_shader_stage", limits.max_storage_buffers_per_shader_stage as u64, need.max_storage_buffers_per_shader_stage as u64);
-    check("max_compute_workgroup_size_x", limits.max_compute_workgroup_size_x as u64, need.max_compute_workgroup_size_x as u64);
+    check(
+        "max_storage_buffers_per_shader_stage",
+        limits.max_storage_buffers_per_shader_stage as u64,
+        need.max_storage_buffers_per_shader_stage as u64,
+    );
+    check(
+        "max_compute_workgroup_size_x",
+        limits.max_compute_workgroup_size_x as u64,
+        need.max_compute_workgroup_size_x as u64,
+    );
     check(
         "max_compute_invocations_per_workgroup",
         limits.max_compute_invocations_per_workgroup as u64,
@@ -41,9 +52,10 @@ pub fn missing_requirements(limits: &wgpu::Limits, downlevel: Option<&wgpu::Down
     );
     check("max_bind_groups", limits.max_bind_groups as u64, 1);
     if let Some(d) = downlevel
-        && !d.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
-            missing.push("downlevel flag COMPUTE_SHADERS".into());
-        }
+        && !d.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+    {
+        missing.push("downlevel flag COMPUTE_SHADERS".into());
+    }
     missing
 }
 

@@ -22,14 +22,28 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
         Kernel::TraceStandardBrute | Kernel::TraceStandardBvh => {
             &[(0, Read), (1, Read), (2, Read), (3, Read), (4, Uniform), (7, ReadWrite), (8, ReadWrite)]
         }
-        Kernel::WalkIterative => {
-            &[(0, Read), (1, Read), (3, Read), (4, Uniform), (5, Read), (6, Read), (7, ReadWrite), (8, ReadWrite)]
-        }
+        Kernel::WalkIterative => &[
+            (0, Read),
+            (1, Read),
+            (3, Read),
+            (4, Uniform),
+            (5, Read),
+            (6, Read),
+            (7, ReadWrite),
+            (8, ReadWrite),
+        ],
         Kernel::FlagEntries => &[(0, Read), (1, ReadWrite), (2, Uniform)],
         Kernel::ScanBlocks | Kernel::AddBlockSums => &[(0, ReadWrite), (1, ReadWrite), (2, Uniform)],
-        Kernel::Compact => {
-            &[(0, Read), (1, Read), (3, Read), (4, Uniform), (7, Read), (9, Read), (10, ReadWrite), (11, ReadWrite)]
-        }
+        Kernel::Compact => &[
+            (0, Read),
+            (1, Read),
+            (3, Read),
+            (4, Uniform),
+            (7, Read),
+            (9, Read),
+            (10, ReadWrite),
+            (11, ReadWrite),
+        ],
         Kernel::PairEnd => &[(3, Read), (4, Uniform), (5, ReadWrite), (9, Read)],
     }
 }
@@ -42,10 +56,20 @@ pub(crate) struct Pipeline {
 
 impl Pipeline {
     /// A bind group from `(binding, resource)` pairs; they must match the kernel's layout.
-    pub fn bind_group(&self, device: &wgpu::Device, resources: &[(u32, wgpu::BindingResource<'_>)]) -> wgpu::BindGroup {
-        let entries: Vec<wgpu::BindGroupEntry> =
-            resources.iter().map(|(b, r)| wgpu::BindGroupEntry { binding: *b, resource: r.clone() }).collect();
-        device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(self.kernel.label()), layout: &self.layout, entries: &entries })
+    pub fn bind_group(
+        &self,
+        device: &wgpu::Device,
+        resources: &[(u32, wgpu::BindingResource<'_>)],
+    ) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry> = resources
+            .iter()
+            .map(|(b, r)| wgpu::BindGroupEntry { binding: *b, resource: r.clone() })
+            .collect();
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(self.kernel.label()),
+            layout: &self.layout,
+            entries: &entries,
+        })
     }
 }
 
@@ -73,7 +97,9 @@ impl Kernels {
                             min_binding_size: None,
                         },
                         Access::Read | Access::ReadWrite => wgpu::BindingType::Buffer {
-                            ty: wgpu::BufferBindingType::Storage { read_only: matches!(access, Access::Read) },
+                            ty: wgpu::BufferBindingType::Storage {
+                                read_only: matches!(access, Access::Read),
+                            },
                             has_dynamic_offset: false,
                             min_binding_size: None,
                         },
@@ -81,8 +107,10 @@ impl Kernels {
                     count: None,
                 })
                 .collect();
-            let layout =
-                device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(kernel.label()), entries: &entries });
+            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(kernel.label()),
+                entries: &entries,
+            });
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(kernel.label()),
                 bind_group_layouts: &[Some(&layout)],

@@ -63,7 +63,11 @@ impl MeshStore {
             .iter()
             .zip(mesh.neighbors())
             .zip(mesh.triangle_normals())
-            .map(|((t, a), n)| GpuTriangle { v: [t[0], t[1], t[2], 0], adj: [a[0], a[1], a[2], 0], n: [n.x, n.y, n.z, 0.0] })
+            .map(|((t, a), n)| GpuTriangle {
+                v: [t[0], t[1], t[2], 0],
+                adj: [a[0], a[1], a[2], 0],
+                n: [n.x, n.y, n.z, 0.0],
+            })
             .collect();
         let r = GpuMeshRef {
             vertex_offset: self.vertex_len as u32,
@@ -75,7 +79,12 @@ impl MeshStore {
             ..Default::default()
         };
         self.vertices.reserve(device, encoder, self.vertex_len + vertices.len() as u64, self.vertex_len)?;
-        self.triangles.reserve(device, encoder, self.triangle_len + triangles.len() as u64, self.triangle_len)?;
+        self.triangles.reserve(
+            device,
+            encoder,
+            self.triangle_len + triangles.len() as u64,
+            self.triangle_len,
+        )?;
         self.bvh.reserve(device, encoder, self.bvh_len + mesh.bvh().len() as u64, self.bvh_len)?;
         self.vertices.write(queue, self.vertex_len, &vertices);
         self.triangles.write(queue, self.triangle_len, &triangles);

@@ -24,7 +24,9 @@ use rtcd::{
     RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     aabb::Aabb,
     contact::{ReduceScratch, reduce_manifolds_with},
-    detect::{candidate_region, needs_standard_trace, reach_box, separation_before_trace, separation_for_reach_from},
+    detect::{
+        candidate_region, needs_standard_trace, reach_box, separation_before_trace, separation_for_reach_from,
+    },
     narrow_phase::{RayDebug, RayOutcome},
 };
 use rustc_hash::FxHashSet;
@@ -141,11 +143,19 @@ impl GpuNarrowPhase {
     }
 
     /// [`GpuNarrowPhase::new`] with options.
-    pub fn with_options(device: &wgpu::Device, queue: &wgpu::Queue, params: RtcdParams, options: GpuOptions) -> Result<Self, GpuError> {
+    pub fn with_options(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        params: RtcdParams,
+        options: GpuOptions,
+    ) -> Result<Self, GpuError> {
         params.validate().map_err(|e| GpuError::Device(e.to_string()))?;
         let missing = crate::device::missing_requirements(&device.limits(), None);
         if !missing.is_empty() {
-            return Err(GpuError::Unsupported { adapter: format!("{:?}", device.adapter_info().name), missing });
+            return Err(GpuError::Unsupported {
+                adapter: format!("{:?}", device.adapter_info().name),
+                missing,
+            });
         }
         let kernels = Kernels::new(device)?;
         let usage = wgpu::BufferUsages::STORAGE;
@@ -183,23 +193,27 @@ impl GpuNarrowPhase {
             scan_levels: ScanBuffers::new(device),
             contacts: GrowBuffer::new(device, "rtcd:buffer:contacts", usage, 4096),
             small_staging: staging("rtcd:buffer:staging_counts", SMALL_STAGING),
-            big_staging: staging("rtcd:buffer:staging_contacts", 4096 * std::mem::size_of::<GpuContactOut>() as u64),
+            big_staging: staging(
+                "rtcd:buffer:staging_contacts",
+                4096 * std::mem::size_of::<GpuContactOut>() as u64,
+            ),
             big_staging_bytes: 4096 * std::mem::size_of::<GpuContactOut>() as u64,
         };
-        let timestamps = (options.timestamps && device.features().contains(wgpu::Features::TIMESTAMP_QUERY)).then(|| Timestamps {
-            set: device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("rtcd:queries:kernels"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2 * MAX_PASSES,
-            }),
-            resolve: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("rtcd:buffer:timestamps"),
-                size: 16 * MAX_PASSES as u64,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            }),
-            period: queue.get_timestamp_period(),
-        });
+        let timestamps = (options.timestamps && device.features().contains(wgpu::Features::TIMESTAMP_QUERY))
+            .then(|| Timestamps {
+                set: device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("rtcd:queries:kernels"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2 * MAX_PASSES,
+                }),
+                resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("rtcd:buffer:timestamps"),
+                    size: 16 * MAX_PASSES as u64,
+                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                }),
+                period: queue.get_timestamp_period(),
+            });
         Ok(Self {
             device: device.clone(),
             queue: queue.clone(),
@@ -269,8 +283,14 @@ impl GpuNarrowPhase {
     /// Reads the whole pair table back from the GPU (blocking; for tests and debugging).
     pub fn read_pair_table(&self) -> Result<Vec<GpuSlot>, BackendError> {
         let bytes = self.table.capacity() as u64 * std::mem::size_of::<GpuSlot>() as u64;
-        crate::readback::read_buffer(&self.device, &self.queue, self.table.buffer.buffer(), bytes, self.options.timeout)
-            .map(|b| bytemuck::pod_collect_to_vec(&b))
+        crate::readback::read_buffer(
+            &self.device,
+            &self.queue,
+            self.table.buffer.buffer(),
+            bytes,
+            self.options.timeout,
+        )
+        .map(|b| bytemuck::pod_collect_to_vec(&b))
     }
 
     fn usable(&self) -> Result<(), BackendError> {
@@ -318,7 +338,10 @@ impl GpuNarrowPhase {
     /// Waits (at most [`GpuOptions::timeout`]) for the submitted step and returns its results.
     pub fn collect(&mut self) -> Result<StepOutput, BackendError> {
         self.usable()?;
-        let pending = self.pending.take().ok_or_else(|| BackendError::Device("collect called without submit".into()))?;
+        let pending = self
+            .pending
+            .take()
+            .ok_or_else(|| BackendError::Device("collect called without submit".into()))?;
         self.finish(pending).map_err(|e| self.fail(e))
     }
 
@@ -328,11 +351,16 @@ impl GpuNarrowPhase {
         self.collect()
     }
 
-    fn encode_and_submit(&mut self, pairs: &[PairInput], opts: &StepOptions) -> Result<Pending, BackendError> {
+    fn encode_and_submit(
+        &mut self,
+        pairs: &[PairInput],
+        opts: &StepOptions,
+    ) -> Result<Pending, BackendError> {
         let start = Instant::now();
         let dev = self.device.clone();
         let too_large = |e: GpuError| BackendError::Device(e.to_string());
-        let mut encoder = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:step") });
+        let mut encoder =
+            dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:step") });
         // Same input checks as the CPU backend.
         let (outputs, valid) = rtcd::narrow_phase::check_pairs(pairs);
         let mut metrics = StepMetrics { failed_pairs: pairs.len() - valid.len(), ..Default::default() };
@@ -348,18 +376,28 @@ impl GpuNarrowPhase {
             let p = &pairs[i];
             let m1 = self.meshes.ensure(&dev, &self.queue, &mut encoder, p.mesh1).map_err(too_large)?;
             let m2 = self.meshes.ensure(&dev, &self.queue, &mut encoder, p.mesh2).map_err(too_large)?;
-            let a = self.table.assign(&dev, &mut encoder, p.key, (p.mesh1.id(), p.mesh2.id())).map_err(too_large)?;
+            let a = self
+                .table
+                .assign(&dev, &mut encoder, p.key, (p.mesh1.id(), p.mesh2.id()))
+                .map_err(too_large)?;
             let mirror = *self.table.mirror(a.slot);
             let (radius1, radius2) = (p.mesh1.max_radius(), p.mesh2.max_radius());
             let standard = a.new
                 || !params.iterative
                 || opts.force_standard
-                || needs_standard_trace(mirror.trace_reference().as_ref(), &p.pos12, radius1, radius2, &params);
+                || needs_standard_trace(
+                    mirror.trace_reference().as_ref(),
+                    &p.pos12,
+                    radius1,
+                    radius2,
+                    &params,
+                );
             // As on the CPU: a pair without records whose meshes are out of the rays' reach gets a
             // standard step without rays (its records stay empty).
             let recordless = a.new || mirror.rec_counts == [0, 0];
             let mut witness = mirror.witness;
-            let (bound, separated) = separation_before_trace(p, standard, recordless, &params, opts, &mut witness);
+            let (bound, separated) =
+                separation_before_trace(p, standard, recordless, &params, opts, &mut witness);
             metrics.separated_pairs += usize::from(separated);
             let (e0, e1) = if separated {
                 (0, 0)
@@ -380,7 +418,9 @@ impl GpuNarrowPhase {
                 // Only read for record-less pairs of the iterative algorithm (see
                 // `needs_standard_trace`); the record counts are known after the step.
                 m.separation = if params.iterative {
-                    bound.unwrap_or_else(|| separation_for_reach_from(p.mesh1, p.mesh2, &p.pos12, &params, &mut witness))
+                    bound.unwrap_or_else(|| {
+                        separation_for_reach_from(p.mesh1, p.mesh2, &p.pos12, &params, &mut witness)
+                    })
                 } else {
                     0.0
                 };
@@ -412,7 +452,9 @@ impl GpuNarrowPhase {
             jobs.push(Job { input_index: i, pos12: p.pos12, slot: a.slot, standard });
             entries += e0 as u64 + e1 as u64;
             if entries >= u32::MAX as u64 / 2 {
-                return Err(BackendError::Device(format!("a step of {entries} rays is too large for one dispatch")));
+                return Err(BackendError::Device(format!(
+                    "a step of {entries} rays is too large for one dispatch"
+                )));
             }
         }
         metrics.pairs = jobs.len();
@@ -457,14 +499,20 @@ impl GpuNarrowPhase {
         let slots = self.table.buffer.buffer();
         let mut passes: Vec<&'static str> = Vec::new();
         let ts = self.timestamps.as_ref();
-        let mut pass = |encoder: &mut wgpu::CommandEncoder, pipe: &Pipeline, bg: &wgpu::BindGroup, groups: (u32, u32)| {
+        let mut pass = |encoder: &mut wgpu::CommandEncoder,
+                        pipe: &Pipeline,
+                        bg: &wgpu::BindGroup,
+                        groups: (u32, u32)| {
             let q = passes.len() as u32;
             let timestamp_writes = ts.filter(|_| q < MAX_PASSES).map(|t| wgpu::ComputePassTimestampWrites {
                 query_set: &t.set,
                 beginning_of_pass_write_index: Some(2 * q),
                 end_of_pass_write_index: Some(2 * q + 1),
             });
-            let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(pipe.kernel.label()), timestamp_writes });
+            let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(pipe.kernel.label()),
+                timestamp_writes,
+            });
             cp.set_pipeline(&pipe.pipeline);
             cp.set_bind_group(0, bg, &[]);
             cp.dispatch_workgroups(groups.0, groups.1, 1);
@@ -474,7 +522,10 @@ impl GpuNarrowPhase {
         let params_b = b.params.as_entire_binding();
         {
             let pipe = k.get(Kernel::PairBegin);
-            let bg = pipe.bind_group(&dev, &[(3, pairs_b.clone()), (4, params_b.clone()), (5, slots.as_entire_binding())]);
+            let bg = pipe.bind_group(
+                &dev,
+                &[(3, pairs_b.clone()), (4, params_b.clone()), (5, slots.as_entire_binding())],
+            );
             pass(&mut encoder, pipe, &bg, grid(p_count));
         }
         let any_standard = jobs.iter().any(|j| j.standard);
@@ -518,7 +569,14 @@ impl GpuNarrowPhase {
         }
         {
             let pipe = k.get(Kernel::FlagEntries);
-            let bg = pipe.bind_group(&dev, &[(0, b.entries.binding()), (1, b.scan.binding()), (2, b.scan_levels.params[0].as_entire_binding())]);
+            let bg = pipe.bind_group(
+                &dev,
+                &[
+                    (0, b.entries.binding()),
+                    (1, b.scan.binding()),
+                    (2, b.scan_levels.params[0].as_entire_binding()),
+                ],
+            );
             pass(&mut encoder, pipe, &bg, grid(e + 1));
         }
         b.scan_levels.encode(&dev, k, &mut encoder, b.scan.buffer(), &levels, &mut pass);
@@ -529,7 +587,12 @@ impl GpuNarrowPhase {
             let pipe = k.get(Kernel::PairEnd);
             let bg = pipe.bind_group(
                 &dev,
-                &[(3, pairs_b.clone()), (4, params_b.clone()), (5, slots.as_entire_binding()), (9, b.scan.binding())],
+                &[
+                    (3, pairs_b.clone()),
+                    (4, params_b.clone()),
+                    (5, slots.as_entire_binding()),
+                    (9, b.scan.binding()),
+                ],
             );
             pass(&mut encoder, pipe, &bg, grid(p_count));
         }
@@ -554,9 +617,14 @@ impl GpuNarrowPhase {
         let big_rx = (estimate > 0).then(|| {
             encoder.copy_buffer_to_buffer(b.contacts.buffer(), 0, &b.big_staging, 0, estimate * contact_size);
             let (tx, rx) = mpsc::channel();
-            encoder.map_buffer_on_submit(&b.big_staging, wgpu::MapMode::Read, 0..estimate * contact_size, move |r| {
-                let _ = tx.send(r);
-            });
+            encoder.map_buffer_on_submit(
+                &b.big_staging,
+                wgpu::MapMode::Read,
+                0..estimate * contact_size,
+                move |r| {
+                    let _ = tx.send(r);
+                },
+            );
             rx
         });
         let submission = self.queue.submit([encoder.finish()]);
@@ -573,10 +641,15 @@ impl GpuNarrowPhase {
 
     fn wait(&self, submission: wgpu::SubmissionIndex) -> Result<(), BackendError> {
         self.device
-            .poll(wgpu::PollType::Wait { submission_index: Some(submission), timeout: Some(self.options.timeout) })
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(submission),
+                timeout: Some(self.options.timeout),
+            })
             .map(|_| ())
             .map_err(|e| match e {
-                wgpu::PollError::Timeout => BackendError::Readback(format!("no result after {:?}", self.options.timeout)),
+                wgpu::PollError::Timeout => {
+                    BackendError::Readback(format!("no result after {:?}", self.options.timeout))
+                }
                 e => BackendError::Readback(e.to_string()),
             })?;
         self.usable()
@@ -632,25 +705,47 @@ impl GpuNarrowPhase {
             if overflow {
                 // More contacts than the outputs could hold: grow them and compact again (the entries
                 // and the scan are intact).
-                let mut encoder = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:recompact") });
+                let mut encoder = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("rtcd:recompact"),
+                });
                 let too_large = |e: GpuError| BackendError::Device(e.to_string());
                 self.bufs.records[next].reserve(&dev, &mut encoder, total, 0).map_err(too_large)?;
                 self.bufs.contacts.reserve(&dev, &mut encoder, total, 0).map_err(too_large)?;
-                let mut pass = |encoder: &mut wgpu::CommandEncoder, pipe: &Pipeline, bg: &wgpu::BindGroup, groups: (u32, u32)| {
-                    let mut cp =
-                        encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(pipe.kernel.label()), timestamp_writes: None });
+                let mut pass = |encoder: &mut wgpu::CommandEncoder,
+                                pipe: &Pipeline,
+                                bg: &wgpu::BindGroup,
+                                groups: (u32, u32)| {
+                    let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some(pipe.kernel.label()),
+                        timestamp_writes: None,
+                    });
                     cp.set_pipeline(&pipe.pipeline);
                     cp.set_bind_group(0, bg, &[]);
                     cp.dispatch_workgroups(groups.0, groups.1, 1);
                 };
-                encode_compact(&dev, &self.kernels, &self.meshes, &self.bufs, next, entries, &mut encoder, &mut pass);
+                encode_compact(
+                    &dev,
+                    &self.kernels,
+                    &self.meshes,
+                    &self.bufs,
+                    next,
+                    entries,
+                    &mut encoder,
+                    &mut pass,
+                );
                 let index = self.queue.submit([encoder.finish()]);
                 self.wait(index)?;
             }
             // More than the first copy guessed: read the whole range (one more round trip), and make
             // the staging buffer big enough for next time.
             let bytes = total * contact_size;
-            let c = crate::readback::read_buffer(&dev, &self.queue, self.bufs.contacts.buffer(), bytes, self.options.timeout)?;
+            let c = crate::readback::read_buffer(
+                &dev,
+                &self.queue,
+                self.bufs.contacts.buffer(),
+                bytes,
+                self.options.timeout,
+            )?;
             contacts = bytemuck::pod_collect_to_vec(&c);
             let bigger = (2 * bytes).max(self.bufs.big_staging_bytes);
             self.bufs.big_staging = dev.create_buffer(&wgpu::BufferDescriptor {
@@ -690,7 +785,9 @@ impl GpuNarrowPhase {
             .zip(jobs.par_iter())
             .map_init(
                 || (ReduceScratch::default(), Vec::new()),
-                |(scratch, candidates), (&(s, e), job)| parse_pair(&contacts[s..e], job, &params, &opts, scratch, candidates),
+                |(scratch, candidates), (&(s, e), job)| {
+                    parse_pair(&contacts[s..e], job, &params, &opts, scratch, candidates)
+                },
             )
             .collect();
         for (job, (manifolds, rays, kept, m, counts)) in jobs.iter().zip(results) {
@@ -789,7 +886,11 @@ fn parse_pair(
                     RAY_PREDICTIVE => RayKind::Predictive,
                     _ => RayKind::Standard,
                 },
-                outcome: if outcome == OUTCOME_CONTACT { RayOutcome::Contact } else { RayOutcome::Prediction },
+                outcome: if outcome == OUTCOME_CONTACT {
+                    RayOutcome::Contact
+                } else {
+                    RayOutcome::Prediction
+                },
                 from_shape2: dir == 1,
                 vertex,
                 triangle,

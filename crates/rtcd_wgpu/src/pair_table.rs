@@ -30,7 +30,11 @@ pub struct SlotMirror {
 impl SlotMirror {
     /// What [`rtcd::detect::needs_standard_trace`] reads; `None` before the first standard trace.
     pub fn trace_reference(&self) -> Option<TraceReference> {
-        self.reference.map(|pose| TraceReference { pose, separation: self.separation, has_records: self.rec_counts != [0, 0] })
+        self.reference.map(|pose| TraceReference {
+            pose,
+            separation: self.separation,
+            has_records: self.rec_counts != [0, 0],
+        })
     }
 }
 
@@ -55,7 +59,12 @@ impl PairTable {
             slots: FxHashMap::default(),
             free: (0..capacity).rev().collect(),
             mirror: vec![SlotMirror::default(); capacity as usize],
-            buffer: GrowBuffer::new(device, "rtcd:buffer:pair_table", wgpu::BufferUsages::STORAGE, capacity as u64),
+            buffer: GrowBuffer::new(
+                device,
+                "rtcd:buffer:pair_table",
+                wgpu::BufferUsages::STORAGE,
+                capacity as u64,
+            ),
         }
     }
 

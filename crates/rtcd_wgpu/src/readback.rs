@@ -22,7 +22,8 @@ pub fn read_buffer(
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:readback") });
+    let mut encoder =
+        device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:readback") });
     encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
     let (tx, rx) = mpsc::channel();
     encoder.map_buffer_on_submit(&staging, wgpu::MapMode::Read, 0..bytes, move |r| {

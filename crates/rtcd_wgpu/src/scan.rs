@@ -21,7 +21,11 @@ pub fn levels(n: u32) -> Result<Vec<u32>, GpuError> {
         level_n.push(next);
     }
     if level_n.len() > 3 || n.div_ceil(BLOCK) > 65_535 {
-        return Err(GpuError::TooLarge { buffer: "rtcd:buffer:scan", needed: 4 * n as u64, allowed: 4 * 65_535 * BLOCK as u64 });
+        return Err(GpuError::TooLarge {
+            buffer: "rtcd:buffer:scan",
+            needed: 4 * n as u64,
+            allowed: 4 * 65_535 * BLOCK as u64,
+        });
     }
     Ok(level_n)
 }
@@ -49,7 +53,11 @@ impl ScanBuffers {
                 GrowBuffer::new(device, "rtcd:buffer:scan_sums1", usage, 4),
                 GrowBuffer::new(device, "rtcd:buffer:scan_sums2", usage, 1),
             ],
-            params: [uniform("rtcd:buffer:scan_params0"), uniform("rtcd:buffer:scan_params1"), uniform("rtcd:buffer:scan_params2")],
+            params: [
+                uniform("rtcd:buffer:scan_params0"),
+                uniform("rtcd:buffer:scan_params1"),
+                uniform("rtcd:buffer:scan_params2"),
+            ],
         }
     }
 
@@ -64,7 +72,11 @@ impl ScanBuffers {
     ) -> Result<(), GpuError> {
         for (level, n) in levels.iter().enumerate() {
             self.sums[level].reserve(device, encoder, n.div_ceil(BLOCK) as u64, 0)?;
-            queue.write_buffer(&self.params[level], 0, bytemuck::bytes_of(&GpuScanParams { n: *n, ..Default::default() }));
+            queue.write_buffer(
+                &self.params[level],
+                0,
+                bytemuck::bytes_of(&GpuScanParams { n: *n, ..Default::default() }),
+            );
         }
         Ok(())
     }
@@ -80,7 +92,8 @@ impl ScanBuffers {
         levels: &[u32],
         pass: &mut impl FnMut(&mut wgpu::CommandEncoder, &Pipeline, &wgpu::BindGroup, (u32, u32)),
     ) {
-        let level_data: Vec<&wgpu::Buffer> = std::iter::once(data).chain(self.sums.iter().map(|s| s.buffer())).collect();
+        let level_data: Vec<&wgpu::Buffer> =
+            std::iter::once(data).chain(self.sums.iter().map(|s| s.buffer())).collect();
         let bind = |pipe: &Pipeline, level: usize| {
             pipe.bind_group(
                 device,
@@ -106,24 +119,44 @@ impl ScanBuffers {
 
 /// Runs the scan kernels on `data` and returns its exclusive prefix sum (a shader contract test
 /// entry point; the narrow phase runs the same passes inside its step).
-pub fn exclusive_scan(device: &wgpu::Device, queue: &wgpu::Queue, data: &[u32]) -> Result<Vec<u32>, GpuError> {
+pub fn exclusive_scan(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    data: &[u32],
+) -> Result<Vec<u32>, GpuError> {
     let kernels = Kernels::new(device)?;
     let levels = levels(data.len() as u32)?;
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:scan_test") });
-    let mut buf = GrowBuffer::<u32>::new(device, "rtcd:buffer:scan_test", wgpu::BufferUsages::STORAGE, data.len() as u64);
+    let mut encoder =
+        device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:scan_test") });
+    let mut buf = GrowBuffer::<u32>::new(
+        device,
+        "rtcd:buffer:scan_test",
+        wgpu::BufferUsages::STORAGE,
+        data.len() as u64,
+    );
     buf.reserve(device, &mut encoder, data.len() as u64, 0)?;
     buf.write(queue, 0, data);
     let mut scan = ScanBuffers::new(device);
     scan.prepare(device, queue, &mut encoder, &levels)?;
-    let mut pass = |encoder: &mut wgpu::CommandEncoder, pipe: &Pipeline, bg: &wgpu::BindGroup, groups: (u32, u32)| {
-        let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(pipe.kernel.label()), timestamp_writes: None });
-        cp.set_pipeline(&pipe.pipeline);
-        cp.set_bind_group(0, bg, &[]);
-        cp.dispatch_workgroups(groups.0, groups.1, 1);
-    };
+    let mut pass =
+        |encoder: &mut wgpu::CommandEncoder, pipe: &Pipeline, bg: &wgpu::BindGroup, groups: (u32, u32)| {
+            let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(pipe.kernel.label()),
+                timestamp_writes: None,
+            });
+            cp.set_pipeline(&pipe.pipeline);
+            cp.set_bind_group(0, bg, &[]);
+            cp.dispatch_workgroups(groups.0, groups.1, 1);
+        };
     scan.encode(device, &kernels, &mut encoder, buf.buffer(), &levels, &mut pass);
     queue.submit([encoder.finish()]);
-    let bytes = crate::readback::read_buffer(device, queue, buf.buffer(), 4 * data.len() as u64, std::time::Duration::from_secs(60))
-        .map_err(|e| GpuError::Device(e.to_string()))?;
+    let bytes = crate::readback::read_buffer(
+        device,
+        queue,
+        buf.buffer(),
+        4 * data.len() as u64,
+        std::time::Duration::from_secs(60),
+    )
+    .map_err(|e| GpuError::Device(e.to_string()))?;
     Ok(bytemuck::pod_collect_to_vec(&bytes))
 }

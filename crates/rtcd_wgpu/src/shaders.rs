@@ -66,9 +66,13 @@ impl Kernel {
             Kernel::TraceStandardBrute | Kernel::TraceStandardBvh => {
                 ("trace_standard.wgsl", include_str!("../../../shaders/trace_standard.wgsl"))
             }
-            Kernel::WalkIterative => ("walk_iterative.wgsl", include_str!("../../../shaders/walk_iterative.wgsl")),
+            Kernel::WalkIterative => {
+                ("walk_iterative.wgsl", include_str!("../../../shaders/walk_iterative.wgsl"))
+            }
             Kernel::FlagEntries => ("flag_entries.wgsl", include_str!("../../../shaders/flag_entries.wgsl")),
-            Kernel::ScanBlocks | Kernel::AddBlockSums => ("scan.wgsl", include_str!("../../../shaders/scan.wgsl")),
+            Kernel::ScanBlocks | Kernel::AddBlockSums => {
+                ("scan.wgsl", include_str!("../../../shaders/scan.wgsl"))
+            }
             Kernel::Compact => ("compact.wgsl", include_str!("../../../shaders/compact.wgsl")),
             Kernel::PairEnd => ("pair_end.wgsl", include_str!("../../../shaders/pair_end.wgsl")),
         }
@@ -111,7 +115,11 @@ impl Kernel {
 pub fn composer() -> Result<Composer, GpuError> {
     let mut c = Composer::default();
     for (file, source) in MODULES {
-        if let Err(e) = c.add_composable_module(ComposableModuleDescriptor { source, file_path: file, ..Default::default() }) {
+        if let Err(e) = c.add_composable_module(ComposableModuleDescriptor {
+            source,
+            file_path: file,
+            ..Default::default()
+        }) {
             return Err(GpuError::Shader { shader: (*file).to_string(), message: e.emit_to_string(&c) });
         }
     }
@@ -139,7 +147,11 @@ pub fn validate(module: &naga::Module) -> Result<naga::valid::ModuleInfo, String
 }
 
 /// A wgpu shader module for a kernel.
-pub fn shader_module(device: &wgpu::Device, composer: &mut Composer, kernel: Kernel) -> Result<wgpu::ShaderModule, GpuError> {
+pub fn shader_module(
+    device: &wgpu::Device,
+    composer: &mut Composer,
+    kernel: Kernel,
+) -> Result<wgpu::ShaderModule, GpuError> {
     let module = compose(composer, kernel)?;
     Ok(device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(kernel.label()),
@@ -150,12 +162,8 @@ pub fn shader_module(device: &wgpu::Device, composer: &mut Composer, kernel: Ker
 /// Struct sizes and alignments of `shaders/types.wgsl`, as WGSL lays them out (for the size tests of
 /// the Rust mirrors).
 pub fn wgsl_type_layouts() -> Result<HashMap<String, (u32, u32)>, String> {
-    let source: String = MODULES[0]
-        .1
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let source: String =
+        MODULES[0].1.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join("\n");
     let module = naga::front::wgsl::parse_str(&source).map_err(|e| e.emit_to_string(&source))?;
     let mut layouter = naga::proc::Layouter::default();
     layouter.update(module.to_ctx()).map_err(|e| format!("{e:?}"))?;

@@ -42,7 +42,12 @@ fn compare(tracer: TracerKind, force_standard: bool, seed: u64) -> Agreement {
             .iter()
             .enumerate()
             .map(|(k, &(m1, m2, _))| {
-                PairInput::new(PairKey::new(2 * k as u64, 2 * k as u64 + 1), &scene.meshes[m1], &scene.meshes[m2], scene.pose_at(k, tick, seed))
+                PairInput::new(
+                    PairKey::new(2 * k as u64, 2 * k as u64 + 1),
+                    &scene.meshes[m1],
+                    &scene.meshes[m2],
+                    scene.pose_at(k, tick, seed),
+                )
             })
             .collect();
         let c = cpu.step(&pairs, &opts);
@@ -64,18 +69,23 @@ fn compare(tracer: TracerKind, force_standard: bool, seed: u64) -> Agreement {
             for k in keys {
                 a.rays += 1;
                 if let (Some(x), Some(y)) = (cr.get(k), gr.get(k))
-                    && x.0 == y.0 && x.1 == y.1 {
-                        a.agree += 1;
-                        let rel = (x.2 - y.2).abs() as f64 / (x.2.abs().max(0.01)) as f64;
-                        if rel > a.worst_rel_t && std::env::var("RTCD_DEBUG").is_ok() {
-                            eprintln!("worst so far: tick {tick} key {k:?} cpu {x:?} gpu {y:?}");
-                        }
-                        a.worst_rel_t = a.worst_rel_t.max(rel);
+                    && x.0 == y.0
+                    && x.1 == y.1
+                {
+                    a.agree += 1;
+                    let rel = (x.2 - y.2).abs() as f64 / (x.2.abs().max(0.01)) as f64;
+                    if rel > a.worst_rel_t && std::env::var("RTCD_DEBUG").is_ok() {
+                        eprintln!("worst so far: tick {tick} key {k:?} cpu {x:?} gpu {y:?}");
                     }
+                    a.worst_rel_t = a.worst_rel_t.max(rel);
+                }
             }
             // Re-projected depths of the contacts both backends found on the same features.
             let depths = |cs: &[rtcd::ContactCandidate]| -> HashMap<(u64, u64), f32> {
-                cs.iter().filter(|c| c.dist < 0.0).map(|c| ((c.fid1.packed(), c.fid2.packed()), c.dist)).collect()
+                cs.iter()
+                    .filter(|c| c.dist < 0.0)
+                    .map(|c| ((c.fid1.packed(), c.fid2.packed()), c.dist))
+                    .collect()
             };
             let gd = depths(&gp.contacts);
             for (k, dc) in depths(&cp.contacts) {
@@ -84,7 +94,9 @@ fn compare(tracer: TracerKind, force_standard: bool, seed: u64) -> Agreement {
                     a.worst_rel_depth = a.worst_rel_depth.max(rel);
                 }
             }
-            let count = |rays: &[rtcd::narrow_phase::RayDebug]| rays.iter().filter(|r| r.outcome == RayOutcome::Contact).count() as i64;
+            let count = |rays: &[rtcd::narrow_phase::RayDebug]| {
+                rays.iter().filter(|r| r.outcome == RayOutcome::Contact).count() as i64
+            };
             let (nc, ng) = (count(&cp.rays), count(&gp.rays));
             a.contacts += nc as u64;
             a.pair_ticks += 1;

@@ -12,7 +12,12 @@ use rtcd_wgpu::GpuNarrowPhase;
 #[test]
 fn scripted_scene_same_manifolds_on_both_backends() {
     let d = common::device();
-    let meshes = [common::asset("blob_900"), common::asset("torus_900"), common::asset("bent_tube_896"), common::asset("knot_3456")];
+    let meshes = [
+        common::asset("blob_900"),
+        common::asset("torus_900"),
+        common::asset("bent_tube_896"),
+        common::asset("knot_3456"),
+    ];
     let refs: Vec<&rtcd::RtcdMesh> = meshes.iter().collect();
     let params = RtcdParams::from_meshes(&refs);
     let mut cpu = NarrowPhase::new(params).unwrap();
@@ -23,7 +28,10 @@ fn scripted_scene_same_manifolds_on_both_backends() {
         let t = tick as f32;
         let a = std::f32::consts::TAU * b as f32 / n as f32 + 0.002 * t;
         let r = 1.5 - 0.6 * (t * 0.03).sin().abs();
-        Pose::new(Vec3::new(r * a.cos(), 0.1 * (b as f32 + t * 0.05).sin(), r * a.sin()), Quat::from_rotation_y(0.01 * t + b as f32) * Quat::from_rotation_x(0.3 * b as f32))
+        Pose::new(
+            Vec3::new(r * a.cos(), 0.1 * (b as f32 + t * 0.05).sin(), r * a.sin()),
+            Quat::from_rotation_y(0.01 * t + b as f32) * Quat::from_rotation_x(0.3 * b as f32),
+        )
     };
     let (mut pairs_seen, mut manifolds_seen, mut in_contact) = (0, 0, 0);
     for tick in 0..100 {
@@ -35,7 +43,13 @@ fn scripted_scene_same_manifolds_on_both_backends() {
                 let bi = mi.aabb().transformed(&poses[i]).extended(0.05);
                 let bj = mj.aabb().transformed(&poses[j]).extended(0.05);
                 if !bi.intersection(bj).is_empty() {
-                    pairs.push(PairInput::from_world(PairKey::new(i as u64, j as u64), mi, poses[i], mj, poses[j]));
+                    pairs.push(PairInput::from_world(
+                        PairKey::new(i as u64, j as u64),
+                        mi,
+                        poses[i],
+                        mj,
+                        poses[j],
+                    ));
                 }
             }
         }
@@ -58,7 +72,10 @@ fn scripted_scene_same_manifolds_on_both_backends() {
                 for (a, b) in cm.points.iter().zip(&gm.points) {
                     assert_eq!((a.fid1, a.fid2), (b.fid1, b.fid2), "tick {tick} pair {}", cp.key);
                     assert!((a.dist - b.dist).abs() <= 1e-5);
-                    assert!((a.local_p1 - b.local_p1).length() <= 1e-5 && (a.local_p2 - b.local_p2).length() <= 1e-5);
+                    assert!(
+                        (a.local_p1 - b.local_p1).length() <= 1e-5
+                            && (a.local_p2 - b.local_p2).length() <= 1e-5
+                    );
                 }
             }
         }

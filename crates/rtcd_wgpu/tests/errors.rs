@@ -27,7 +27,10 @@ fn a_device_with_downlevel_limits_is_refused_with_the_reason() {
     .unwrap();
     match GpuNarrowPhase::new(&device, &queue, RtcdParams::from_triangle_size(0.1)) {
         Err(GpuError::Unsupported { missing, adapter }) => {
-            assert!(missing.iter().any(|m| m.contains("max_storage_buffers_per_shader_stage")), "{missing:?}");
+            assert!(
+                missing.iter().any(|m| m.contains("max_storage_buffers_per_shader_stage")),
+                "{missing:?}"
+            );
             let msg = GpuError::Unsupported { missing, adapter }.to_string();
             assert!(msg.contains("cannot run rtcd: missing"), "{msg}");
         }
@@ -41,7 +44,14 @@ fn pairs(scene: &common::Scene) -> Vec<PairInput<'_>> {
         .pairs
         .iter()
         .enumerate()
-        .map(|(k, &(a, b, p))| PairInput::new(PairKey::new(2 * k as u64, 2 * k as u64 + 1), &scene.meshes[a], &scene.meshes[b], p))
+        .map(|(k, &(a, b, p))| {
+            PairInput::new(
+                PairKey::new(2 * k as u64, 2 * k as u64 + 1),
+                &scene.meshes[a],
+                &scene.meshes[b],
+                p,
+            )
+        })
         .collect()
 }
 
@@ -73,5 +83,8 @@ fn a_destroyed_device_is_an_error() {
     own.device.destroy();
     let e = gpu.step(&pairs(&scene), &StepOptions::default()).unwrap_err();
     println!("after destroy: {e}");
-    assert!(matches!(e, rtcd::BackendError::DeviceLost(_) | rtcd::BackendError::Device(_) | rtcd::BackendError::Readback(_)));
+    assert!(matches!(
+        e,
+        rtcd::BackendError::DeviceLost(_) | rtcd::BackendError::Device(_) | rtcd::BackendError::Readback(_)
+    ));
 }

@@ -38,7 +38,12 @@ fn step(
             cs.iter().map(|c| ((c.fid1.packed(), c.fid2.packed()), c.dist)).collect()
         };
         let (cs, gs) = (set(&cp.contacts), set(&gp.contacts));
-        assert_eq!(cs.keys().collect::<Vec<_>>(), gs.keys().collect::<Vec<_>>(), "tick {tick} pair {:?}", cp.key);
+        assert_eq!(
+            cs.keys().collect::<Vec<_>>(),
+            gs.keys().collect::<Vec<_>>(),
+            "tick {tick} pair {:?}",
+            cp.key
+        );
         for (k, d) in &cs {
             assert!((d - gs[k]).abs() <= 1e-6, "tick {tick} pair {:?}: {d} vs {}", cp.key, gs[k]);
         }

@@ -19,7 +19,13 @@ fn cube_on_ground_same_as_cpu() {
         let mut cpu = NarrowPhase::new(params).unwrap();
         for step in 0..4 {
             let pose = Pose::from_translation(Vec3::new(0.3, 0.4 - 0.001 * step as f32, -0.2));
-            let pair = PairInput::from_world(PairKey::new(1, 2), &cube, pose, &ground, Pose::from_translation(Vec3::NEG_Y));
+            let pair = PairInput::from_world(
+                PairKey::new(1, 2),
+                &cube,
+                pose,
+                &ground,
+                Pose::from_translation(Vec3::NEG_Y),
+            );
             let g = gpu.step(&[pair], &StepOptions::default()).unwrap();
             let c = cpu.step(&[pair], &StepOptions::default());
             assert_eq!(g.pairs[0].mode, c.pairs[0].mode, "{tracer:?} step {step}");

@@ -23,7 +23,11 @@ pub struct ReduceScratch {
 /// its deepest point, the point farthest from it, the point farthest from the line through those two,
 /// and the point farthest on the other side of that line. Manifolds come deepest first; points deepest
 /// first. The manifold normal is its deepest point's.
-pub fn reduce_manifolds(candidates: &[ContactCandidate], pos12: &Pose, max_angle: f32) -> Vec<ContactManifold> {
+pub fn reduce_manifolds(
+    candidates: &[ContactCandidate],
+    pos12: &Pose,
+    max_angle: f32,
+) -> Vec<ContactManifold> {
     let mut out = Vec::new();
     reduce_manifolds_with(candidates, pos12, max_angle, &mut ReduceScratch::default(), &mut out);
     out
@@ -163,7 +167,14 @@ mod tests {
     use crate::contact::FeatureId;
 
     fn cand(p: Vec3, n: Vec3, dist: f32, id: u32) -> ContactCandidate {
-        ContactCandidate { p1: p, p2: p + n * dist, n1: n, dist, fid1: FeatureId::Vertex(id), fid2: FeatureId::Face(0) }
+        ContactCandidate {
+            p1: p,
+            p2: p + n * dist,
+            n1: n,
+            dist,
+            fid1: FeatureId::Vertex(id),
+            fid2: FeatureId::Face(0),
+        }
     }
 
     #[test]
@@ -183,7 +194,9 @@ mod tests {
         assert_eq!(m[0].points[0].dist, -0.2);
         // The other three are patch corners.
         for p in &m[0].points[1..] {
-            assert!((p.local_p1.x == 0.0 || p.local_p1.x == 4.0) && (p.local_p1.z == 0.0 || p.local_p1.z == 4.0));
+            assert!(
+                (p.local_p1.x == 0.0 || p.local_p1.x == 4.0) && (p.local_p1.z == 0.0 || p.local_p1.z == 4.0)
+            );
         }
     }
 
@@ -211,10 +224,19 @@ mod tests {
         let mut groups = 0;
         for _ in 0..300 {
             let n = rng.random_range(1..60);
-            let dirs = [Vec3::NEG_Y, Vec3::X, Vec3::new(0.0, -1.0, 0.05).normalize(), Vec3::new(1.0, 1.0, 0.0).normalize()];
+            let dirs = [
+                Vec3::NEG_Y,
+                Vec3::X,
+                Vec3::new(0.0, -1.0, 0.05).normalize(),
+                Vec3::new(1.0, 1.0, 0.0).normalize(),
+            ];
             let c: Vec<ContactCandidate> = (0..n)
                 .map(|id| {
-                    let p = Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
+                    let p = Vec3::new(
+                        rng.random_range(-1.0..1.0),
+                        rng.random_range(-1.0..1.0),
+                        rng.random_range(-1.0..1.0),
+                    );
                     // Depths on a coarse grid, so ties (broken by features) are common.
                     let d = rng.random_range(-4..3) as f32 * 0.01;
                     let mut c = cand(p, dirs[rng.random_range(0..dirs.len())], d, id);

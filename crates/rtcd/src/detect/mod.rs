@@ -4,8 +4,9 @@
 pub(crate) mod pair;
 
 pub use pair::{
-    TraceReference, candidate_region, max_displacement, needs_standard_trace, ray_reach, reach_box, separation_before_trace, separation_bound,
-    separation_bound_beyond, separation_for_reach, separation_for_reach_from,
+    TraceReference, candidate_region, max_displacement, needs_standard_trace, ray_reach, reach_box,
+    separation_before_trace, separation_bound, separation_bound_beyond, separation_for_reach,
+    separation_for_reach_from,
 };
 
 use crate::pose::Pose;

@@ -10,7 +10,10 @@ use super::{PairState, RayKind, RayRecord};
 use crate::{
     aabb::Aabb,
     bvh::BvhNode,
-    contact::{ContactCandidate, ContactManifold, RayContact, ReduceScratch, ray_depth, reduce_manifolds_with, reproject},
+    contact::{
+        ContactCandidate, ContactManifold, RayContact, ReduceScratch, ray_depth, reduce_manifolds_with,
+        reproject,
+    },
     mesh::RtcdMesh,
     metrics::{ERROR_DEPTH_TOLERANCE, ErrorMetrics, StepMetrics},
     narrow_phase::{PairInput, RayDebug, RayOutcome, StepMode, StepOptions},
@@ -56,7 +59,12 @@ impl Direction<'_> {
     /// The two directions of a pair.
     pub fn both<'a>(input: &PairInput<'a>) -> [Direction<'a>; 2] {
         [
-            Direction { from: input.mesh1, to: input.mesh2, from_to: input.pos12.inverse(), from_shape2: false },
+            Direction {
+                from: input.mesh1,
+                to: input.mesh2,
+                from_to: input.pos12.inverse(),
+                from_shape2: false,
+            },
             Direction { from: input.mesh2, to: input.mesh1, from_to: input.pos12, from_shape2: true },
         ]
     }
@@ -119,7 +127,8 @@ fn surely_within(reference: &Pose, current: &Pose, radius1: f32, radius2: f32, l
     // and `b = 2 s r₂ / |w|`, `2 (|shift|² w² + 4 s² r₂²) <= limit² w²` gives the frame-1 test
     // (inflated by 1e-4 against rounding). It decides every pair moved by under ~0.7 `limit`.
     let (s2, w2) = (q.xyz().length_squared(), q.w * q.w);
-    if 2.0 * (shift.length_squared() * w2 + 4.0 * s2 * radius2 * radius2) * (1.0 + 1e-4) <= limit * limit * w2 {
+    if 2.0 * (shift.length_squared() * w2 + 4.0 * s2 * radius2 * radius2) * (1.0 + 1e-4) <= limit * limit * w2
+    {
         return true;
     }
     let angle_bound = 2.0 * s2.sqrt() / q.w.abs();
@@ -205,7 +214,9 @@ fn box_gap((amin, amax): Corners, (bmin, bmax): Corners) -> f32 {
 fn child_pairs(own: &[BvhNode], moved: &MovedNodes, i: u32, j: u32) -> [(f32, u32, u32); 2] {
     let (a, b) = (&own[i as usize], &moved.nodes[j as usize]);
     let children = |nodes: &[BvhNode], k: u32| [k + 1, nodes[k as usize + 1].miss];
-    if a.leaf_range().is_none() && (b.leaf_range().is_some() || a.aabb().surface_area() >= b.aabb().surface_area()) {
+    if a.leaf_range().is_none()
+        && (b.leaf_range().is_some() || a.aabb().surface_area() >= b.aabb().surface_area())
+    {
         let cb = moved.corners(j);
         children(own, i).map(|c| (box_gap(corners(&own[c as usize]), cb), c, j))
     } else {
@@ -258,7 +269,13 @@ fn bvh_gap(own: &[BvhNode], other: &[BvhNode], pose: &Pose, enough: f32) -> f32 
 ///
 /// `witness` is a leaf pair checked first (any pair of indices that are not both leaves: none); it
 /// becomes the leaf pair where a descent ends within `enough`.
-fn bvh_gap_within(own: &[BvhNode], other: &[BvhNode], pose: &Pose, enough: f32, witness: &mut [u32; 2]) -> f32 {
+fn bvh_gap_within(
+    own: &[BvhNode],
+    other: &[BvhNode],
+    pose: &Pose,
+    enough: f32,
+    witness: &mut [u32; 2],
+) -> f32 {
     if own.is_empty() || other.is_empty() {
         return f32::INFINITY;
     }
@@ -335,7 +352,13 @@ pub fn separation_for_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, pa
 /// prediction): 236 of the 373 descents a step that end within the reach end at the witness, which
 /// spares ~29 of their ~30 visits; the iterative step in phase C 0.544-0.553 → 0.521 ms (each
 /// step's fastest of six; three runs before, two after).
-pub fn separation_for_reach_from(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, params: &RtcdParams, witness: &mut [u32; 2]) -> f32 {
+pub fn separation_for_reach_from(
+    mesh1: &RtcdMesh,
+    mesh2: &RtcdMesh,
+    pos12: &Pose,
+    params: &RtcdParams,
+    witness: &mut [u32; 2],
+) -> f32 {
     let g = bvh_gap_within(mesh1.bvh(), mesh2.bvh(), pos12, ray_reach(params), witness);
     // An empty mesh has no hierarchy: no bound.
     if g.is_finite() { g } else { 0.0 }
@@ -411,7 +434,12 @@ pub fn needs_standard_trace(
 /// Whether a step of the pair runs the standard tracer: no iterative algorithm, a forced standard
 /// step, a new pair (its state is for other meshes) or [`needs_standard_trace`]. Decided once per
 /// pair and step, before [`is_quiet_step`] and [`detect_pair`].
-pub(crate) fn takes_standard_step(input: &PairInput, state: &PairState, params: &RtcdParams, opts: &StepOptions) -> bool {
+pub(crate) fn takes_standard_step(
+    input: &PairInput,
+    state: &PairState,
+    params: &RtcdParams,
+    opts: &StepOptions,
+) -> bool {
     !params.iterative
         || opts.force_standard
         || state.mesh_ids != (input.mesh1.id(), input.mesh2.id())
@@ -456,7 +484,8 @@ pub(crate) fn detect_pair(
     let recordless = state.records.iter().all(Vec::is_empty);
     // [`separation_before_trace`]: the bound decides the trace, and is the separation kept when the
     // trace leaves no record.
-    let (bound, separated) = separation_before_trace(input, standard, recordless, params, opts, &mut state.witness);
+    let (bound, separated) =
+        separation_before_trace(input, standard, recordless, params, opts, &mut state.witness);
     let dirs = Direction::both(input);
     let mut rays = Vec::new();
     scratch.contacts.clear();
@@ -505,7 +534,9 @@ pub(crate) fn detect_pair(
         state.reference = Some(input.pos12);
         // Only read for record-less pairs of the iterative algorithm (see `needs_standard_trace`).
         state.separation = if params.iterative && state.records.iter().all(Vec::is_empty) {
-            bound.unwrap_or_else(|| separation_for_reach_from(input.mesh1, input.mesh2, &input.pos12, params, &mut state.witness))
+            bound.unwrap_or_else(|| {
+                separation_for_reach_from(input.mesh1, input.mesh2, &input.pos12, params, &mut state.witness)
+            })
         } else {
             0.0
         };
@@ -535,7 +566,13 @@ pub(crate) fn detect_pair(
     let kept = if opts.keep_contacts { scratch.candidates.clone() } else { Vec::new() };
     let mut manifolds = Vec::new();
     if !opts.skip_manifolds {
-        reduce_manifolds_with(&scratch.candidates, &input.pos12, params.manifold_angle, &mut scratch.reduce, &mut manifolds);
+        reduce_manifolds_with(
+            &scratch.candidates,
+            &input.pos12,
+            params.manifold_angle,
+            &mut scratch.reduce,
+            &mut manifolds,
+        );
     }
     metrics.manifolds = manifolds.len() as u64;
     metrics.manifold_points = manifolds.iter().map(|m| m.points.len() as u64).sum();
@@ -577,7 +614,15 @@ fn push_debug(
 }
 
 fn contact_of(dir: &Direction, v: u32, ray: &Ray, triangle: u32, t: f32, normal: Vec3) -> RayContact {
-    RayContact { from_shape2: dir.from_shape2, vertex: v, triangle, origin: ray.origin, dir: ray.dir, t, normal }
+    RayContact {
+        from_shape2: dir.from_shape2,
+        vertex: v,
+        triangle,
+        origin: ray.origin,
+        dir: ray.dir,
+        t,
+        normal,
+    }
 }
 
 /// Standard tracing of one direction: every candidate vertex, both sides of the line at once.
@@ -617,7 +662,15 @@ fn standard_direction(
             (Some(h), _) if h.from_inside => {
                 contacts.push(contact_of(dir, v, &ray, h.triangle, h.t, h.normal));
                 records.push(RayRecord { vertex: v, triangle: h.triangle, in_contact: true });
-                push_debug(&mut rays, dir, v, &ray, Some((h.triangle, h.t)), RayKind::Standard, RayOutcome::Contact);
+                push_debug(
+                    &mut rays,
+                    dir,
+                    v,
+                    &ray,
+                    Some((h.triangle, h.t)),
+                    RayKind::Standard,
+                    RayOutcome::Contact,
+                );
             }
             // Not in collision: the opposite ray's hit on the other body's outside, within
             // `culling_dist`, is kept as a prediction (2014 §3.1).
@@ -626,10 +679,26 @@ fn standard_direction(
                     contacts.push(contact_of(dir, v, &ray, b.triangle, b.t, b.normal));
                 }
                 records.push(RayRecord { vertex: v, triangle: b.triangle, in_contact: false });
-                push_debug(&mut rays, dir, v, &ray, Some((b.triangle, b.t)), RayKind::Standard, RayOutcome::Prediction);
+                push_debug(
+                    &mut rays,
+                    dir,
+                    v,
+                    &ray,
+                    Some((b.triangle, b.t)),
+                    RayKind::Standard,
+                    RayOutcome::Prediction,
+                );
             }
             (f, _) => {
-                push_debug(&mut rays, dir, v, &ray, f.map(|h| (h.triangle, h.t)), RayKind::Standard, RayOutcome::Rejected);
+                push_debug(
+                    &mut rays,
+                    dir,
+                    v,
+                    &ray,
+                    f.map(|h| (h.triangle, h.t)),
+                    RayKind::Standard,
+                    RayOutcome::Rejected,
+                );
             }
         }
     }
@@ -682,18 +751,44 @@ fn iterative_direction(
                 contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
                 records[kept] = RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: true };
                 kept += 1;
-                push_debug(&mut rays, dir, r.vertex, &ray, Some((h.triangle, h.t)), kind, RayOutcome::Contact);
+                push_debug(
+                    &mut rays,
+                    dir,
+                    r.vertex,
+                    &ray,
+                    Some((h.triangle, h.t)),
+                    kind,
+                    RayOutcome::Contact,
+                );
             }
-            WalkOutcome::Prediction(h) if params.prediction && h.from_inside && -h.t <= params.culling_dist => {
+            WalkOutcome::Prediction(h)
+                if params.prediction && h.from_inside && -h.t <= params.culling_dist =>
+            {
                 if ray_depth(h.t, ray.dir, h.normal, params.reprojection) <= speculative {
                     contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
                 }
                 records[kept] = RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: false };
                 kept += 1;
-                push_debug(&mut rays, dir, r.vertex, &ray, Some((h.triangle, h.t)), kind, RayOutcome::Prediction);
+                push_debug(
+                    &mut rays,
+                    dir,
+                    r.vertex,
+                    &ray,
+                    Some((h.triangle, h.t)),
+                    kind,
+                    RayOutcome::Prediction,
+                );
             }
             WalkOutcome::Hit(h) | WalkOutcome::Prediction(h) => {
-                push_debug(&mut rays, dir, r.vertex, &ray, Some((h.triangle, h.t)), kind, RayOutcome::Rejected);
+                push_debug(
+                    &mut rays,
+                    dir,
+                    r.vertex,
+                    &ray,
+                    Some((h.triangle, h.t)),
+                    kind,
+                    RayOutcome::Rejected,
+                );
             }
             WalkOutcome::Miss => push_debug(&mut rays, dir, r.vertex, &ray, None, kind, RayOutcome::Rejected),
         }
@@ -710,7 +805,8 @@ fn compare_with_standard(dir: &Direction, params: &RtcdParams, ours: &[RayContac
     let (mut theirs, mut records) = (Vec::new(), Vec::new());
     standard_direction(dir, &reference, f32::NEG_INFINITY, &mut scratch, None, &mut theirs, &mut records);
     let depth = |c: &RayContact| c.t * c.dir.dot(c.normal);
-    let theirs: HashMap<u32, &RayContact> = theirs.iter().filter(|c| c.t >= 0.0).map(|c| (c.vertex, c)).collect();
+    let theirs: HashMap<u32, &RayContact> =
+        theirs.iter().filter(|c| c.t >= 0.0).map(|c| (c.vertex, c)).collect();
     let ours: HashMap<u32, &RayContact> = ours.iter().filter(|c| c.t >= 0.0).map(|c| (c.vertex, c)).collect();
     let mut e = ErrorMetrics::default();
     for (v, s) in &theirs {
@@ -755,7 +851,10 @@ mod tests {
     /// (a witness never updated leaves `hits` at 0).
     #[test]
     fn descents_from_the_witness_decide_as_fresh_ones() {
-        let (a, b) = (mesh("torus", shapes::torus(0.5, 0.18, 32, 12)), mesh("blob", shapes::star_blob(0.5, 24, 14, 5, 0.3, 3)));
+        let (a, b) = (
+            mesh("torus", shapes::torus(0.5, 0.18, 32, 12)),
+            mesh("blob", shapes::star_blob(0.5, 24, 14, 5, 0.3, 3)),
+        );
         let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
         let (mut hits, mut within, mut beyond) = (0, 0, 0);
         for prediction in [false, true] {
@@ -766,9 +865,24 @@ mod tests {
             for step in 0..1500 {
                 // Drift toward and away from each other (1.6 → 0.7 → 1.6 m apart), turning.
                 let toward = if (step / 150) % 2 == 0 { -0.006 } else { 0.006 };
-                let t = pose.translation + Vec3::new(toward, 0.0, 0.0) + 0.01 * Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0));
-                let q = Quat::from_euler(glam::EulerRot::XYZ, rng.random_range(-0.05..0.05), rng.random_range(-0.05..0.05), rng.random_range(-0.05..0.05));
-                pose = Pose::new(t.clamp(Vec3::new(0.0, -0.3, -0.3), Vec3::new(2.0, 0.3, 0.3)), (q * pose.rotation).normalize());
+                let t = pose.translation
+                    + Vec3::new(toward, 0.0, 0.0)
+                    + 0.01
+                        * Vec3::new(
+                            rng.random_range(-1.0..1.0),
+                            rng.random_range(-1.0..1.0),
+                            rng.random_range(-1.0..1.0),
+                        );
+                let q = Quat::from_euler(
+                    glam::EulerRot::XYZ,
+                    rng.random_range(-0.05..0.05),
+                    rng.random_range(-0.05..0.05),
+                    rng.random_range(-0.05..0.05),
+                );
+                pose = Pose::new(
+                    t.clamp(Vec3::new(0.0, -0.3, -0.3), Vec3::new(2.0, 0.3, 0.3)),
+                    (q * pose.rotation).normalize(),
+                );
                 let before = witness;
                 let fresh = separation_for_reach(&a, &b, &pose, &params);
                 let kept = separation_for_reach_from(&a, &b, &pose, &params, &mut witness);
@@ -776,7 +890,10 @@ mod tests {
                     assert_eq!(kept, fresh, "step {step}, prediction {prediction}");
                     beyond += 1;
                 } else {
-                    assert!((0.0..=reach).contains(&kept), "step {step}: {kept} where the fresh descent gives {fresh} (reach {reach})");
+                    assert!(
+                        (0.0..=reach).contains(&kept),
+                        "step {step}: {kept} where the fresh descent gives {fresh} (reach {reach})"
+                    );
                     if !prediction {
                         assert_eq!(kept, fresh);
                     }
@@ -785,7 +902,10 @@ mod tests {
                 }
             }
         }
-        assert!(hits > 200 && within > 500 && beyond > 500, "cases not covered: {hits} witness hits, {within} within, {beyond} beyond");
+        assert!(
+            hits > 200 && within > 500 && beyond > 500,
+            "cases not covered: {hits} witness hits, {within} within, {beyond} beyond"
+        );
     }
 
     /// The reach box skips only rays that leave no record: on random poses of closed concave meshes,
@@ -804,12 +924,29 @@ mod tests {
             let (a, b) = (&meshes[k % 3], &meshes[(k / 3) % 3]);
             let mut params = RtcdParams::from_meshes(&[a, b]);
             params.prediction = k % 2 == 0;
-            let t = Vec3::new(rng.random_range(-0.8..0.8), rng.random_range(-0.8..0.8), rng.random_range(-0.8..0.8));
-            let q = Quat::from_euler(glam::EulerRot::XYZ, rng.random_range(-3.0..3.0), rng.random_range(-3.0..3.0), rng.random_range(-3.0..3.0));
+            let t = Vec3::new(
+                rng.random_range(-0.8..0.8),
+                rng.random_range(-0.8..0.8),
+                rng.random_range(-0.8..0.8),
+            );
+            let q = Quat::from_euler(
+                glam::EulerRot::XYZ,
+                rng.random_range(-3.0..3.0),
+                rng.random_range(-3.0..3.0),
+                rng.random_range(-3.0..3.0),
+            );
             let input = PairInput::new(crate::PairKey::new(1, 2), a, b, Pose::new(t, q));
             for dir in Direction::both(&input) {
                 let (mut contacts, mut records) = (Vec::new(), Vec::new());
-                standard_direction(&dir, &params, f32::INFINITY, &mut StepMetrics::default(), None, &mut contacts, &mut records);
+                standard_direction(
+                    &dir,
+                    &params,
+                    f32::INFINITY,
+                    &mut StepMetrics::default(),
+                    None,
+                    &mut contacts,
+                    &mut records,
+                );
                 // Every vertex of the region traced, with the same rules.
                 let region = dir.candidate_region(params.candidate_extension());
                 let back = if params.prediction { params.culling_dist } else { 0.0 };
@@ -819,10 +956,15 @@ mod tests {
                         continue;
                     }
                     let ray = dir.ray(v as u32);
-                    let hits = params.tracer.trace_line(dir.to, &ray, back, dir.from.exit_distances()[v], NO_SKIP);
+                    let hits =
+                        params.tracer.trace_line(dir.to, &ray, back, dir.from.exit_distances()[v], NO_SKIP);
                     match (hits.forward, hits.backward) {
-                        (Some(h), _) if h.from_inside => all.push(RayRecord { vertex: v as u32, triangle: h.triangle, in_contact: true }),
-                        (_, Some(h)) if h.from_inside => all.push(RayRecord { vertex: v as u32, triangle: h.triangle, in_contact: false }),
+                        (Some(h), _) if h.from_inside => {
+                            all.push(RayRecord { vertex: v as u32, triangle: h.triangle, in_contact: true })
+                        }
+                        (_, Some(h)) if h.from_inside => {
+                            all.push(RayRecord { vertex: v as u32, triangle: h.triangle, in_contact: false })
+                        }
                         _ => {
                             if reach_box(dir.to, &params).is_some_and(|b| !b.contains(ray.origin)) {
                                 skipped += 1;

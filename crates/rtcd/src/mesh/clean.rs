@@ -25,7 +25,11 @@ pub(crate) struct Cleaned {
 pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<Cleaned, MeshError> {
     let mesh = || name.to_string();
     if positions.is_empty() || indices.is_empty() {
-        return Err(MeshError::Empty { mesh: mesh(), vertices: positions.len(), triangles: indices.len() / 3 });
+        return Err(MeshError::Empty {
+            mesh: mesh(),
+            vertices: positions.len(),
+            triangles: indices.len() / 3,
+        });
     }
     if !indices.len().is_multiple_of(3) {
         return Err(MeshError::IndexCount { mesh: mesh(), count: indices.len() });

@@ -73,7 +73,10 @@ impl MeshReport {
         note(self.rewound_triangles, "triangles rewound to a consistent orientation");
         note(self.inside_out_components, "inside-out components flipped (negative signed volume)");
         if !self.closed {
-            n.push(format!("open surface: {} boundary edges, rays may escape through holes", self.boundary_edges));
+            n.push(format!(
+                "open surface: {} boundary edges, rays may escape through holes",
+                self.boundary_edges
+            ));
         }
         n
     }
@@ -116,17 +119,21 @@ impl RtcdMesh {
     fn from_clean(name: String, c: clean::Cleaned) -> Self {
         let clean::Cleaned { positions, triangles, report } = c;
         // BVH first: it decides the triangle order.
-        let boxes: Vec<Aabb> = triangles
-            .iter()
-            .map(|t| Aabb::from_points(t.iter().map(|&i| &positions[i as usize])))
-            .collect();
+        let boxes: Vec<Aabb> =
+            triangles.iter().map(|t| Aabb::from_points(t.iter().map(|&i| &positions[i as usize]))).collect();
         let (bvh, order) = bvh::build(&boxes);
         let triangles: Vec<[u32; 3]> = order.iter().map(|&i| triangles[i as usize]).collect();
         let neighbors = adjacency::build_adjacency(&triangles);
         let triangle_normals = normals::triangle_normals(&positions, &triangles);
         let prepared = triangles
             .iter()
-            .map(|t| PreparedTriangle::new(positions[t[0] as usize], positions[t[1] as usize], positions[t[2] as usize]))
+            .map(|t| {
+                PreparedTriangle::new(
+                    positions[t[0] as usize],
+                    positions[t[1] as usize],
+                    positions[t[2] as usize],
+                )
+            })
             .collect();
         let normals = normals::vertex_normals(&positions, &triangles, &triangle_normals);
         let aabb = Aabb::from_points(positions.iter());

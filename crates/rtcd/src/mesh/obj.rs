@@ -13,8 +13,8 @@ impl RtcdMesh {
     pub fn from_obj(path: impl AsRef<Path>) -> Result<Self, MeshError> {
         let path = path.as_ref();
         let options = tobj::LoadOptions { triangulate: true, single_index: true, ..Default::default() };
-        let (models, _materials) =
-            tobj::load_obj(path, &options).map_err(|source| MeshError::Obj { path: path.to_path_buf(), source })?;
+        let (models, _materials) = tobj::load_obj(path, &options)
+            .map_err(|source| MeshError::Obj { path: path.to_path_buf(), source })?;
         let mut positions = Vec::new();
         let mut indices = Vec::new();
         for m in &models {

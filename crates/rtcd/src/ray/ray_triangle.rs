@@ -54,7 +54,12 @@ impl PreparedTriangle {
     pub fn new(v0: Vec3, v1: Vec3, v2: Vec3) -> Self {
         let e1 = v1 - v0;
         let e2 = v2 - v0;
-        Self { v0: v0.into(), e1: e1.into(), e2: e2.into(), parallel_limit: PARALLEL_EPS * e1.cross(e2).length() }
+        Self {
+            v0: v0.into(),
+            e1: e1.into(),
+            e2: e2.into(),
+            parallel_limit: PARALLEL_EPS * e1.cross(e2).length(),
+        }
     }
 }
 

@@ -79,7 +79,9 @@ pub(crate) fn test_triangle(
     if skip_vertex != NO_SKIP && mesh.triangles()[tri as usize].contains(&skip_vertex) {
         return;
     }
-    let Some(h) = crate::ray::ray_triangle_prepared(ray.origin, ray.dir, &mesh.prepared_triangles()[tri as usize]) else {
+    let Some(h) =
+        crate::ray::ray_triangle_prepared(ray.origin, ray.dir, &mesh.prepared_triangles()[tri as usize])
+    else {
         return;
     };
     // Among hits at the same distance (a line through a shared edge or vertex) the lowest triangle

@@ -46,7 +46,9 @@ pub fn trace_bvh(mesh: &RtcdMesh, ray: &Ray, back: f32, fwd: f32, skip_vertex: u
     let origin = Vec3A::from(ray.origin);
     let Some(root) = nodes.first() else { return finish(mesh, ray, best_fwd, best_back) };
     // Whether an interval still meets `[-best_back, best_fwd]`, and how far it lies from the origin.
-    let open = |(near, far): (f32, f32), best_fwd: f32, best_back: f32| near <= far && near <= best_fwd && far >= -best_back;
+    let open = |(near, far): (f32, f32), best_fwd: f32, best_back: f32| {
+        near <= far && near <= best_fwd && far >= -best_back
+    };
     let from_origin = |(near, far): (f32, f32)| near.max(-far).max(0.0);
     let mut stack = arrayvec::ArrayVec::<(u32, (f32, f32)), STACK>::new();
     let mut current = open(slab(root, origin, inv_dir), fwd, back).then_some(0u32);
@@ -74,10 +76,15 @@ pub fn trace_bvh(mesh: &RtcdMesh, ray: &Ray, back: f32, fwd: f32, skip_vertex: u
             }
             None => {
                 let (a, b) = (i + 1, nodes[i as usize + 1].miss);
-                let (ia, ib) = (slab(&nodes[a as usize], origin, inv_dir), slab(&nodes[b as usize], origin, inv_dir));
+                let (ia, ib) =
+                    (slab(&nodes[a as usize], origin, inv_dir), slab(&nodes[b as usize], origin, inv_dir));
                 current = match (open(ia, best_fwd.0, best_back.0), open(ib, best_fwd.0, best_back.0)) {
                     (true, true) => {
-                        let (near, far) = if from_origin(ia) <= from_origin(ib) { ((a, ia), (b, ib)) } else { ((b, ib), (a, ia)) };
+                        let (near, far) = if from_origin(ia) <= from_origin(ib) {
+                            ((a, ia), (b, ib))
+                        } else {
+                            ((b, ib), (a, ia))
+                        };
                         if stack.try_push(far).is_err() {
                             return trace_bvh_stackless(mesh, ray, back, fwd, skip_vertex);
                         }

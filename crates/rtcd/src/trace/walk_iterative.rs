@@ -45,9 +45,14 @@ pub fn walk(mesh: &RtcdMesh, ray: &Ray, start: u32, max_it: u32) -> Walk {
             return Walk { outcome: WalkOutcome::Miss, steps: step };
         };
         match locate(&h) {
-            Location::Hit => return Walk { outcome: WalkOutcome::Hit(Hit::new(mesh, tri, h.t, ray.dir)), steps: step },
+            Location::Hit => {
+                return Walk { outcome: WalkOutcome::Hit(Hit::new(mesh, tri, h.t, ray.dir)), steps: step };
+            }
             Location::Behind => {
-                return Walk { outcome: WalkOutcome::Prediction(Hit::new(mesh, tri, h.t, ray.dir)), steps: step };
+                return Walk {
+                    outcome: WalkOutcome::Prediction(Hit::new(mesh, tri, h.t, ray.dir)),
+                    steps: step,
+                };
             }
             Location::Edge(k) => {
                 tri = mesh.neighbors()[tri as usize][k as usize];

@@ -38,7 +38,11 @@ impl World {
         Self::build(driver.rapier_narrow_phase(), integration_parameters(), Some(driver))
     }
 
-    fn build(narrow_phase: NarrowPhase, mut params: IntegrationParameters, driver: Option<RtcdDriver>) -> Self {
+    fn build(
+        narrow_phase: NarrowPhase,
+        mut params: IntegrationParameters,
+        driver: Option<RtcdDriver>,
+    ) -> Self {
         params.dt = DT;
         Self {
             bodies: RigidBodySet::new(),
@@ -88,8 +92,9 @@ impl World {
 
     /// A fixed cuboid (no body).
     pub fn add_fixed_cuboid(&mut self, half_extents: Vector, center: Vector) -> ColliderHandle {
-        self.colliders
-            .insert(ColliderBuilder::cuboid(half_extents.x, half_extents.y, half_extents.z).translation(center))
+        self.colliders.insert(
+            ColliderBuilder::cuboid(half_extents.x, half_extents.y, half_extents.z).translation(center),
+        )
     }
 
     /// A dynamic body with one collider of this shape.

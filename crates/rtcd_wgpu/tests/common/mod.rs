@@ -13,8 +13,9 @@ use rtcd_wgpu::{DeviceOptions, GpuDevice, create_device};
 pub fn device() -> &'static GpuDevice {
     static DEVICE: OnceLock<GpuDevice> = OnceLock::new();
     DEVICE.get_or_init(|| {
-        let d = create_device(&DeviceOptions::default())
-            .unwrap_or_else(|e| panic!("no GPU device (install Mesa's lavapipe: scripts/install-deps.sh): {e}"));
+        let d = create_device(&DeviceOptions::default()).unwrap_or_else(|e| {
+            panic!("no GPU device (install Mesa's lavapipe: scripts/install-deps.sh): {e}")
+        });
         eprintln!("GPU tests on: {} ({:?}, {:?})", d.info.name, d.info.device_type, d.info.backend);
         d
     })
@@ -52,8 +53,12 @@ impl Scene {
             .map(|_| {
                 let a = r.random_range(0..meshes.len());
                 let b = r.random_range(0..meshes.len());
-                let dir = Vec3::new(r.random_range(-1.0..1.0), r.random_range(-1.0..1.0), r.random_range(-1.0..1.0))
-                    .normalize_or(Vec3::Y);
+                let dir = Vec3::new(
+                    r.random_range(-1.0..1.0),
+                    r.random_range(-1.0..1.0),
+                    r.random_range(-1.0..1.0),
+                )
+                .normalize_or(Vec3::Y);
                 let dist = r.random_range(0.35..0.8);
                 (a, b, Pose::new(dir * dist, random_rotation(&mut r)))
             })
@@ -65,7 +70,11 @@ impl Scene {
     pub fn pose_at(&self, k: usize, tick: usize, seed: u64) -> Pose {
         let base = self.pairs[k].2;
         let mut r = rng(seed ^ (k as u64).wrapping_mul(0x9E37_79B9));
-        let (f1, f2, f3): (f32, f32, f32) = (r.random_range(0.02..0.1), r.random_range(0.02..0.1), r.random_range(0.0..std::f32::consts::TAU));
+        let (f1, f2, f3): (f32, f32, f32) = (
+            r.random_range(0.02..0.1),
+            r.random_range(0.02..0.1),
+            r.random_range(0.0..std::f32::consts::TAU),
+        );
         let t = tick as f32;
         let d = Vec3::new((t * f1 + f3).sin(), (t * f2).cos() - 1.0, (t * f1 * 0.7).sin()) * 0.01;
         let q = Quat::from_rotation_y(0.004 * t) * Quat::from_rotation_x(0.02 * (t * f2).sin());
