@@ -24,12 +24,18 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 
-# Add bookworm-backports on the same mirror as the machine's bookworm entry.
+# Mesa 25 comes from bookworm-backports. Where the apt sources have no entry for it, add one on the
+# mirror the machine's own bookworm entry uses; this script names no package host itself.
 if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
     mirror=$(grep -rhs -E '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/ \
         | grep -v security | grep -oE 'https?://[^ ]+/debian/?' | head -n1 || true)
-    mirror=${mirror:-http://deb.debian.org/debian}
-    echo "install-deps: adding bookworm-backports from $mirror"
+    if [[ -z "$mirror" ]]; then
+        echo "install-deps: no Debian mirror found in /etc/apt/sources.list{,.d/}." >&2
+        echo "install-deps: add a 'bookworm-backports' entry (component main) for your Debian mirror to" >&2
+        echo "install-deps: the apt sources, then run this again; it needs: ${need[*]}" >&2
+        exit 1
+    fi
+    echo "install-deps: adding bookworm-backports from the machine's mirror $mirror"
     printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
         "$mirror" | $SUDO tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
 fi

@@ -1,14 +1,43 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run calls this script). Installs what it needs first:
 # Mesa's lavapipe software Vulkan driver (GPU tests run on it), Xvfb, and the Vulkan loader.
+# Then: formatting, the tests, clippy and rustdoc with warnings denied, a minimal headless app
+# built with only the Bevy features the plugin asks for, and the scene benchmarks at a small scale.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+
+echo "== cargo fmt --check"
+cargo fmt --all --check
+
+echo "== cargo test"
 cargo test --workspace --locked 2>&1 | tee "$log"
+
+echo "== cargo clippy (warnings denied)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== cargo doc (warnings denied)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
+# A user's headless app: bevy_rtcd without default features, Bevy with only what the plugin
+# enables. Its dependency tree must hold no windowing, PBR, UI, text or image-format crate; it
+# must build and its torus must come to rest.
+echo "== minimal headless app"
+tree=$(cargo tree --locked -p rtcd_headless_app -e normal --prefix none --format '{p}')
+unwanted=$(grep -E '^(winit|bevy_winit|bevy_pbr|bevy_ui|bevy_text|bevy_gizmos|png|ktx2|x11-dl|accesskit_winit) ' <<<"$tree" | sort -u || true)
+if [[ -n "$unwanted" ]]; then
+    echo "the plugin brings crates a headless app did not ask for:" >&2
+    echo "$unwanted" >&2
+    exit 1
+fi
+cargo run --locked -p rtcd_headless_app
+
 # Scene benchmarks at --quick scale (~90 s on the 2-core machine, plus a release build): times
 # printed, never asserted; run so the bench cannot rot.
+echo "== rtcd_bench --quick"
 cargo run --release --locked -p rtcd_bench -- --quick
+
 # One closing line for the whole suite (cargo prints one per test binary).
 passed=$(grep -oE 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
 failed=$(grep -oE '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')

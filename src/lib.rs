@@ -26,12 +26,11 @@
 //!     })
 //!     .run();
 //! ```
-#![warn(missing_docs)]
-// Bevy queries and filters make long types; naming each would not help reading.
-#![allow(clippy::type_complexity)]
+#![expect(clippy::type_complexity, reason = "Bevy queries and filters make long types; naming each would not help reading")]
 
 mod backend;
 mod collider;
+#[cfg(feature = "debug-overlay")]
 pub mod debug;
 mod diagnostics;
 mod plugin;
@@ -40,6 +39,7 @@ mod settings;
 
 pub use backend::ActiveBackend;
 pub use collider::{RtcdCollider, RtcdColliderState};
+#[cfg(feature = "debug-overlay")]
 pub use debug::{RtcdDebugPlugin, RtcdDebugSettings};
 pub use diagnostics::RtcdDiagnostics;
 pub use plugin::{RtcdNarrowPhase, RtcdPlugin, RtcdSystems};
@@ -49,9 +49,11 @@ pub use settings::{GpuMode, RtcdBackend, RtcdParamsSource, RtcdSettings};
 
 /// Everything a user needs.
 pub mod prelude {
+    #[cfg(feature = "debug-overlay")]
+    pub use crate::{RtcdDebugPlugin, RtcdDebugSettings};
     pub use crate::{
-        GpuMode, RtcdBackend, RtcdCollider, RtcdColliderState, RtcdDebugPlugin, RtcdDebugSettings,
-        RtcdDiagnostics, RtcdNarrowPhase, RtcdParamsSource, RtcdPlugin, RtcdSettings, RtcdSystems,
+        GpuMode, RtcdBackend, RtcdCollider, RtcdColliderState, RtcdDiagnostics, RtcdNarrowPhase,
+        RtcdParamsSource, RtcdPlugin, RtcdSettings, RtcdSystems,
     };
 }
 

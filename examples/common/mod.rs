@@ -4,7 +4,7 @@
 //!
 //! Everything that draws takes `Option`al asset stores, so the same set-up code runs headless
 //! (`MinimalPlugins`, no renderer).
-#![allow(dead_code)]
+#![allow(dead_code, reason = "shared by the examples, each using a part")]
 
 use std::path::PathBuf;
 

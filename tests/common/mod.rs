@@ -1,5 +1,5 @@
 //! Headless test apps: no window, no renderer (unless asked), one fixed tick of 1/60 s per update.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "shared by several test binaries, each using a part")]
 
 use std::time::Duration;
 

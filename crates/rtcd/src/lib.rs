@@ -1,21 +1,25 @@
 //! # rtcd: ray-traced collision detection for rigid triangle meshes
 //!
 //! The CPU reference implementation of the narrow phase that `bevy_rtcd` runs on the GPU. It follows
-//! three papers (see `../shared/papers/`):
+//! three papers:
 //!
-//! - Hermann, Faure, Raffin 2008, *Ray-traced collision detection for deformable bodies*: a ray from
-//!   every surface vertex along its inward normal; a contact when the first hit on the other body is
-//!   an inward-facing triangle and the ray does not leave its own body first (Alg. 1, Fig. 4).
-//! - Lehericey, Gouranton, Arnaldi 2013 (IRTCD): per-ray records of the hit triangle, the iterative
+//! - Hermann, Faure, Raffin, *Ray-traced collision detection for deformable bodies*, GRAPP 2008
+//!   ("Hermann 2008"): a ray from every surface vertex along its inward normal; a contact when the
+//!   first hit on the other body is an inward-facing triangle and the ray does not leave its own
+//!   body first (Alg. 1, Fig. 4).
+//! - Lehericey, Gouranton, Arnaldi, *New Iterative Ray-Traced Collision Detection Algorithm for GPU
+//!   Architectures*, VRST 2013 ("IRTCD 2013"): per-ray records of the hit triangle, the iterative
 //!   walk over triangle adjacency (Alg. 1) with the closest-edge choice (Alg. 2), `max_it` (Eq. 1)
 //!   and the displacement criterion that switches between iterative and standard tracing (Eq. 2).
-//! - Lehericey et al. 2014: predictive rays (Alg. 1 lines 6-7, `culling_dist`, `distance_extension`)
-//!   and ray re-projection onto the hit normal (§3.2).
+//! - Lehericey, Gouranton, Arnaldi, *Ray-Traced Collision Detection: Interpenetration Control and
+//!   Multi-GPU Performance*, JVRC 2013 ("the 2014 follow-up", "2014"): predictive rays (Alg. 1
+//!   lines 6-7, `culling_dist`, `distance_extension`) and ray re-projection onto the hit normal
+//!   (§3.2).
 //!
 //! Additions of ours:
 //! - Eq. 2 bounds the rotation's share with the radius of the mesh that moves in the other's frame
 //!   (the smaller of the two frames' bounds, [`detect::max_displacement`]), never more than the
-//!   paper's larger radius: a body rocking on a 40 m ground box is no longer re-traced for each
+//!   paper's larger radius: a body rocking on a 40 m ground box is not re-traced for each
 //!   milliradian.
 //! - A pair without ray records is not traced when a lower bound on the distance between its meshes
 //!   ([`detect::separation_bound`], a best-first descent of both BVHs; the one kept is
@@ -51,7 +55,6 @@
 //! let deepest = out.pairs[0].manifolds[0].points[0].dist;
 //! assert!((deepest + 0.1).abs() < 1e-5);
 //! ```
-#![warn(missing_docs)]
 
 pub mod aabb;
 pub mod backend;

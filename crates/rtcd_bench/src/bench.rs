@@ -566,7 +566,7 @@ fn cpu_backend(params: RtcdParams) -> impl FnMut() -> Result<Box<dyn NarrowPhase
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments, reason = "the per-pair inputs of one step, passed as they are used")]
 fn replay_row(
     frames: &Frames,
     mut backend: impl FnMut() -> Result<Box<dyn NarrowPhaseBackend>, String>,

@@ -11,7 +11,6 @@
 //!
 //! [`GpuNarrowPhase`] has the same inputs and outputs as `rtcd::NarrowPhase` and implements
 //! `rtcd::NarrowPhaseBackend`; `submit` / `collect` split a step for pipelined use.
-#![warn(missing_docs)]
 
 mod buffer;
 pub mod device;

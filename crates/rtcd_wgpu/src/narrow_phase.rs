@@ -807,7 +807,7 @@ impl GpuNarrowPhase {
 type PairParsed = (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, [u32; 2]);
 
 /// Encodes the compaction pass (entries → next records and contacts).
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments, reason = "the per-pair inputs of one step, passed as they are used")]
 fn encode_compact(
     dev: &wgpu::Device,
     kernels: &Kernels,

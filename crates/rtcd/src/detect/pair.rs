@@ -99,7 +99,7 @@ pub fn candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, distance
 /// mesh 1 does not move and a point `v` of mesh 2 moves by at most `|Δt₁₂| + angle · |v|`; seen from
 /// mesh 2's frame, the same with the roles swapped. Both frames describe the same relative motion, so
 /// the smaller of the two bounds the displacement too; it is never above the paper's, and for a small
-/// body on a large one (a pile on a 40 m ground box) it no longer turns a milliradian of rocking into
+/// body on a large one (a pile on a 40 m ground box) it does not turn a milliradian of rocking into
 /// centimetres.
 pub fn max_displacement(reference: &Pose, current: &Pose, radius1: f32, radius2: f32) -> f32 {
     let angle = reference.rotation_angle_to(current);
@@ -264,8 +264,7 @@ fn bvh_gap(own: &[BvhNode], other: &[BvhNode], pose: &Pose, enough: f32) -> f32 
 /// the same node pairs and returns the same bound, unless either meets a leaf pair within `enough`
 /// or opens `SEPARATION_VISITS` node pairs: then each returns the smallest gap of the pairs it left
 /// pending (or set aside), within `enough` in the first case; the two can differ there. A stack
-/// instead of a heap: 12 % fewer instructions per step of scene 1's replay where the pile settles,
-/// for the same decisions.
+/// costs less than a heap here, for the same decisions.
 ///
 /// `witness` is a leaf pair checked first (any pair of indices that are not both leaves: none); it
 /// becomes the leaf pair where a descent ends within `enough`.
@@ -332,12 +331,11 @@ pub fn ray_reach(params: &RtcdParams) -> f32 {
 /// alone. Its decisions need no more: a standard trace is skipped when the bound is above the reach,
 /// and put off while the displacement stays under `separation - reach` ([`needs_standard_trace`]),
 /// which only matters above the displacement threshold, where checking again costs one more
-/// (short) descent. Measured on scene 1's replay: the descents open 58 % fewer node pairs than with
-/// [`separation_bound`], for the same rays; and the second descent, in shape 2's frame, which
-/// [`separation_bound_beyond`] makes when the first ends at 0, is not made: it turned so few zeros
-/// into a positive bound that leaving it out cut the iterative BVH step's time in the resting phase
-/// by 8 %, for 95 more standard steps in 68,128 (and 0.03 % more contact rays, found at other
-/// steps). Both backends keep it.
+/// (short) descent. These descents open far fewer node pairs than [`separation_bound`]'s, for the
+/// same rays. The second descent, in shape 2's frame, which [`separation_bound_beyond`] makes when
+/// the first ends at 0, is not made: it rarely turns a zero into a positive bound, and costs more
+/// than the few standard steps it would spare (those steps find the same contacts, at most a step
+/// apart). Both backends keep this choice.
 pub fn separation_for_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, params: &RtcdParams) -> f32 {
     separation_for_reach_from(mesh1, mesh2, pos12, params, &mut [0, 0])
 }
@@ -348,10 +346,8 @@ pub fn separation_for_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, pa
 /// pair. When that leaf pair is still within the reach, its gap is returned without a descent. The value is
 /// then at most the reach, as the descent's would be (without prediction both are 0), and
 /// [`needs_standard_trace`] and [`separation_before_trace`] decide alike for any value up to the
-/// reach: the same steps are traced. Scene 1's replay (steps 99-120, iterative BVH, no
-/// prediction): 236 of the 373 descents a step that end within the reach end at the witness, which
-/// spares ~29 of their ~30 visits; the iterative step in phase C 0.544-0.553 → 0.521 ms (each
-/// step's fastest of six; three runs before, two after).
+/// reach: the same steps are traced. In a settling pile most descents that end within the reach
+/// end at the witness, so one box test replaces a descent of a few dozen visits.
 pub fn separation_for_reach_from(
     mesh1: &RtcdMesh,
     mesh2: &RtcdMesh,
@@ -585,7 +581,7 @@ pub(crate) fn detect_pair(
 
 /// Records a ray for the overlay when `rays` is there. The tracers call it for every ray: inlined,
 /// it costs them one test when nothing is recorded.
-#[allow(clippy::too_many_arguments)]
+#[expect(clippy::too_many_arguments, reason = "the per-pair inputs of one step, passed as they are used")]
 #[inline(always)]
 fn push_debug(
     rays: &mut Option<&mut Vec<RayDebug>>,

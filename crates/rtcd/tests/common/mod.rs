@@ -1,5 +1,5 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "shared by several test binaries, each using a part")]
 
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
 //! A plain Rapier world (no Bevy) stepped at 60 Hz with gravity -9.81, with or without our narrow
 //! phase, and measures that do not depend on rtcd (parry point queries, vertex heights).
-#![allow(dead_code)]
+#![allow(dead_code, reason = "shared by several test binaries, each using a part")]
 
 use std::{path::PathBuf, sync::Arc};
 

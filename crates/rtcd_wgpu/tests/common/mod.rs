@@ -1,6 +1,6 @@
 //! Helpers shared by the GPU tests: one headless device per test binary (lavapipe in CI), assets,
 //! seeded scenes.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "shared by several test binaries, each using a part")]
 
 use std::{path::PathBuf, sync::OnceLock};
 
