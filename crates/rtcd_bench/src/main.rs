@@ -12,7 +12,7 @@
 //!   time.
 //!
 //! Writes CSV and SVG plots to `target/rtcd_bench/`, prints a summary table; `--json` prints the same
-//! figures as one JSON object. See `crates/rtcd_bench/README.md` and `--help`.
+//! figures as one JSON object. See `docs/benchmarks.md` and `--help`.
 
 mod bench;
 mod cli;
@@ -51,11 +51,10 @@ fn main() {
 
 /// rayon's global pool: `threads` threads (else `RAYON_NUM_THREADS`, else one per core), the
 /// calling thread being one of them when there are two or more (rayon's `use_current_thread`).
-/// The replays call the backends from this thread: a resting pile's iterative step is short
-/// (~0.4 ms on this project's 2-core machine), and a caller that sleeps while the pool works and
-/// is woken at the end paid ~10 % of it. With one thread the pool's own thread works and the
-/// caller waits, as rayon's default pool does (the caller alone would never run the jobs that
-/// `rtcd_rapier` spawns).
+/// The replays call the backends from this thread: a resting pile's iterative step is short, and
+/// a caller that sleeps while the pool works and is woken at the end would pay a noticeable share
+/// of it. With one thread the pool's own thread works and the caller waits, as rayon's default
+/// pool does (the caller alone would never run the jobs that `rtcd_rapier` spawns).
 fn build_pool(threads: Option<usize>) -> Result<(), String> {
     let from_env = || std::env::var("RAYON_NUM_THREADS").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0);
     let n = threads
@@ -106,7 +105,7 @@ fn run(opts: &Options, args: &[String]) -> Result<(), String> {
         results.push(r);
     }
     let wall = start.elapsed().as_secs_f64();
-    let mut t = String::from("\ntargets (issue 5):\n");
+    let mut t = String::from("\ntargets:\n");
     for (what, ok, measured) in report::targets(&results) {
         let verdict = match ok {
             Some(true) => "MET    ",

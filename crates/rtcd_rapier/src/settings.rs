@@ -8,10 +8,9 @@
 //! nothing, and the iterative tracer (IRTCD) would lose their state (the backend frees state of
 //! pairs absent from a step). So either recycling is off (what [`configure_integration_parameters`]
 //! does, and what `detect` needs), or the batch follows it: `detect_recycling` mirrors Rapier's
-//! recycling test and holds the recycled pairs (state kept, nothing traced). On scene 1 of the
-//! bench (512 concave meshes) that cuts the narrow phase from 7.9 to 3.1 ms per step over the run
-//! (Rapier's trimesh: 36.3 ms), for 4 % more penetration per step; on scene 2 the peak goes from
-//! 10.6 to 3.5 ms, for 7 % more (see `crates/rtcd_bench/README.md`). The Bevy plugin follows
+//! recycling test and holds the recycled pairs (state kept, nothing traced). Following it traces
+//! far fewer pairs once bodies settle, for slightly more penetration, since a recycled pair's
+//! contacts are a few steps old (figures in `docs/benchmarks.md`). The Bevy plugin follows
 //! recycling by default (`RtcdSettings::contact_recycling`), as Rapier's own shapes do.
 //!
 //! **CCD.** Rapier's CCD stays on (`max_ccd_substeps = 1` by default). A body is swept when a point
