@@ -5,7 +5,7 @@ use std::time::Duration;
 use bevy::prelude::*;
 use rtcd::RtcdParams;
 
-/// How the GPU backend is scheduled (see `shared/ARCHITECTURE.md`, "GPU scheduling on Bevy").
+/// How the GPU backend is scheduled (`docs/architecture.md`, "GPU modes").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Reflect)]
 pub enum GpuMode {
     /// The dispatch runs in the render world (a system in Bevy's `RenderGraph` schedule, on the
@@ -81,10 +81,11 @@ pub struct RtcdSettings {
     /// recycling off for the whole world (every pair, ours or not, is then updated every tick) and
     /// every pair of ours is traced every tick.
     ///
-    /// In the bench's avalanche of 512 meshes, on cut our narrow phase from 7.5 to 3.0 ms per tick
-    /// and the whole step from 19.0 to 10.3 ms, for 4 % more penetration per step; in the
-    /// `falling_objects` example the pile falls asleep with it and does not without. Not followed
-    /// by the pipelined GPU mode, whose results are a tick old: recycling is turned off there.
+    /// Following it, a settling pile traces only the pairs that moved, for slightly more
+    /// penetration (a recycled pair's contacts are a few ticks old, as in plain Rapier); in the
+    /// `falling_objects` example the pile falls asleep with it and does not without (figures in
+    /// `docs/benchmarks.md`). Not followed by the pipelined GPU mode, whose results are a tick old:
+    /// recycling is turned off there.
     pub contact_recycling: bool,
 }
 

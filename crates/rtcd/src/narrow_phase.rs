@@ -205,10 +205,10 @@ pub fn check_pairs(pairs: &[PairInput]) -> (Vec<PairOutput>, Vec<usize>) {
 /// alongside the input (pairs given in the same order from step to step are found without a
 /// lookup), else by a key → slot index.
 ///
-/// The pairs run on rayon's global pool. A step of a resting pile is short (~0.4 ms for 5,800
-/// pairs on two threads), and a caller outside the pool sleeps while the pool works and is woken
-/// at the end; a caller that is one of the pool's threads (`ThreadPoolBuilder::use_current_thread`,
-/// as `rtcd_bench` builds it) works on the pairs itself: −11 % a step at rest on scene 1's replay.
+/// The pairs run on rayon's global pool. A step of a resting pile is short, and a caller outside
+/// the pool sleeps while the pool works and is woken at the end, which costs a noticeable share of
+/// such a step; a caller that is one of the pool's threads (`ThreadPoolBuilder::use_current_thread`,
+/// as `rtcd_bench` builds it) works on the pairs itself.
 /// A step of more than 16 pairs also makes its outputs on another of the pool's threads while the
 /// calling thread gives the pairs their slots (a smaller one makes no call into the pool). As in
 /// any rayon call, a caller that is one of the pool's threads may run other jobs of the pool while
@@ -393,9 +393,8 @@ impl NarrowPhase {
     /// Moves the pairs' states into slots in the order of `last` (this step's input order, then the
     /// held keys), so that the next step's workers, which go through the slots in order, also read
     /// the input in order. New pairs take the slots freed by departed ones, wherever they are, so
-    /// without this the order is lost within a few hundred steps of a pile settling (3 % of
-    /// neighbouring slots held neighbouring inputs at step 300 of scene 1). Moves each state once
-    /// and rebuilds the index; called when a step finds the order lost.
+    /// without this the order is lost within a few hundred steps of a pile settling. Moves each
+    /// state once and rebuilds the index; called when a step finds the order lost.
     fn reorder_slots(&mut self) {
         let mut slots = Vec::with_capacity(self.slots.len());
         for (at, (key, s)) in self.last.iter_mut().enumerate() {
@@ -437,9 +436,7 @@ impl NarrowPhase {
         // One output per input: a valid pair's mode is `Iterative` unless it runs (those get their
         // result's below), a failed pair's the default. Made by another of the pool's threads while
         // this one gives the pairs their slots, and the job wakes that thread before the pairs are
-        // handed out: at rest its wake-up took a good part of the step. With the runs of
-        // `assign_slots`, on scene 1's replay (iterative BVH without prediction, three runs of each
-        // build, alternating): the resting phase's mean step 0.55-0.60 → 0.49-0.55 ms.
+        // handed out: at rest its wake-up would otherwise take a good part of the step.
         // A step too small to run in parallel makes no call into the pool.
         let make_outputs = || {
             pairs
@@ -505,8 +502,7 @@ impl NarrowPhase {
         let mut next = 0;
         // A step with the last step's pairs, in the same order, none held now or then, every pose
         // valid (at rest, most steps): each pair's slot is the last step's, and nothing else
-        // changes (no error is possible: the keys were valid and distinct). Scene 1's replay at
-        // rest: -4 to -6 % a step.
+        // changes (no error is possible: the keys were valid and distinct).
         let same = held.is_empty()
             && self.last_held == last.len()
             && pairs.len() == last.len()
@@ -523,9 +519,8 @@ impl NarrowPhase {
         let mut held_inputs = 0;
         let mut out_of_order = 0;
         // Otherwise each pair is checked and given its slot, and where pairs come as they came in
-        // the last step, a run of them at once ([`NarrowPhase::matched_run`]): on scene 1's replay
-        // at rest a pair comes or goes at about half the steps, and there this part of the step
-        // went 55 → 38 µs (21 µs with the same pairs).
+        // the last step, a run of them at once ([`NarrowPhase::matched_run`]): at rest pairs come
+        // and go at many steps, and most pairs then still come as in the last step.
         let mut run_end = 0;
         for (i, p) in pairs.iter().enumerate().filter(|_| !same) {
             if i < run_end {

@@ -359,7 +359,7 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         replays.push(row);
     }
     replays.extend(replay_together(&frames, &params, &together, opts.repeat, n)?);
-    // In `Variant::all`'s order, as before.
+    // Back in `Variant::all`'s order (the rows replayed together came last).
     let order = |key: &str| Variant::all().iter().position(|v| v.key() == key).unwrap_or(usize::MAX);
     replays.sort_by_key(|r| order(&r.key));
     let mut errors = Vec::new();

@@ -201,10 +201,9 @@ impl<'a> Frames<'a> {
 
     /// [`Frames::replay`] for several backends at once, interleaved step by step: each step's pairs
     /// are built once, and every backend whose stride (1: every step) divides the step runs them,
-    /// in an order that turns from step to step. The machine's drift (its speed moves by 10-40 %
-    /// over a run on this project's shared 2-core machine) then weighs on every backend alike, and
-    /// the ratios between them are measured side by side. Per backend, its steps; on an error, the
-    /// backend's index and the error.
+    /// in an order that turns from step to step. A drift of the machine's speed over a run then
+    /// weighs on every backend alike, and the ratios between them are measured side by side. Per
+    /// backend, its steps; on an error, the backend's index and the error.
     pub fn replay_interleaved<'b>(
         &self,
         backends: &mut [(&mut (dyn NarrowPhaseBackend + 'b), usize)],

@@ -1,6 +1,6 @@
 //! The figures of a run: derived summaries (per-phase means, speedups, erroneous rays, cumulative
-//! ray length, the side-by-side table, the targets), printed as a table, written as CSV, and
-//! gathered into one JSON object.
+//! ray length, the side-by-side table, the performance targets), printed as a table, written as
+//! CSV, and gathered into one JSON object.
 
 use std::{fmt::Write as _, ops::Range};
 
@@ -352,7 +352,8 @@ pub const RECYCLE_LABEL: &str = "rtcd, following recycling (default)";
 /// every step; the replays trace its poses).
 pub const MAIN_LABEL: &str = "rtcd, recycling off";
 
-/// The targets, checked on the results.
+/// The project's performance targets (the speedups and time budgets in `docs/benchmarks.md`),
+/// checked on the results.
 pub fn targets(results: &[SceneResult]) -> Vec<(String, Option<bool>, String)> {
     let mut out = Vec::new();
     let s1 = results.iter().find(|r| r.scene.id.number() == 1);

@@ -147,10 +147,9 @@ pub struct CacheSettings {
     /// Largest angle (radians) between a speculative group's normal and its members' (the support
     /// tier is grouped within the parameters' `manifold_angle`). `None` (the default): the
     /// `manifold_angle`. A wider angle hands Rapier fewer speculative manifolds, each point held
-    /// along its group's normal rather than its own. In the bench (`--compare widespec`), 30° halved
-    /// the manifolds at rest on scene 1 (9,570 → 4,560 per step) and sped up the solver. The
-    /// contacts moved both ways: −8 % penetration on scene 1, +43 % on scene 2. Values outside
-    /// `[0, π)` are taken as `None`.
+    /// along its group's normal rather than its own: the solver has less work, but the contacts
+    /// are coarser, and whether penetration goes up or down depends on the scene (the bench's
+    /// `--compare widespec` runs 30°). Values outside `[0, π)` are taken as `None`.
     pub speculative_angle: Option<f32>,
     /// Whether pairs of our meshes with cuboid colliders (grounds, walls) are ours, with the cuboid
     /// seen as an rtcd box. With `false` they go to Rapier's default dispatcher (our shape's triangle
@@ -330,8 +329,8 @@ impl ContactCache {
     ///
     /// The old results' manifolds are freed on a rayon thread ([`rayon::spawn`]): in the
     /// synchronous mode that thread is idle while Rapier's step (single-threaded without its
-    /// `parallel` feature) runs, and those thousands of frees were a fifth of the batch's serial
-    /// main-thread time at scene 2's peak.
+    /// `parallel` feature) runs, and thousands of frees would otherwise weigh on the batch's
+    /// serial main-thread time.
     pub fn publish(&self, pairs: impl IntoIterator<Item = (CacheKey, CachedPair)>, prediction: f32) {
         let mut e = write(&self.inner.entries);
         let old: Vec<Vec<ContactManifold>> = e

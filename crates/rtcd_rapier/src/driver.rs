@@ -320,8 +320,8 @@ const HOLD_DRIFT_SHARE: f32 = 0.95;
 /// The same share once Rapier's order and bound are known ([`RapierPair`]): the drift is then
 /// measured as Rapier measures it, from the same poses with the same operations, so only a
 /// hair of margin is kept. A pair creeping towards the bound at rest is traced in the band
-/// between the share and the bound, where Rapier still recycles it: at 95 %, that band kept ~150
-/// pairs per step traced on scene 1's resting pile, for ~30 that Rapier updates.
+/// between the share and the bound, where Rapier still recycles it: with a wide band, a resting
+/// pile keeps many such pairs traced for every pair Rapier actually updates.
 const HOLD_DRIFT_SHARE_KNOWN: f32 = 0.999;
 const HOLD_MIN_ROT_COS: f32 = 0.985;
 
@@ -340,8 +340,8 @@ fn rot_cos(base: glam::Quat, cur: glam::Quat) -> f32 {
 }
 
 /// The batch's broad phase sweeps again when a box moved by more than this share of the distance
-/// its boxes are grown by (the prediction and the margin): the pile at rest of scene 1 then sweeps
-/// now and then instead of every step.
+/// its boxes are grown by (the prediction and the margin): a pile at rest then sweeps now and then
+/// instead of every step.
 const SWEEP_SLACK_SHARE: f32 = 0.25;
 
 /// Fewest pairs a rayon job of the publishing reduction takes.
