@@ -581,7 +581,6 @@ pub(crate) fn detect_pair(
 
 /// Records a ray for the overlay when `rays` is there. The tracers call it for every ray: inlined,
 /// it costs them one test when nothing is recorded.
-#[expect(clippy::too_many_arguments, reason = "the per-pair inputs of one step, passed as they are used")]
 #[inline(always)]
 fn push_debug(
     rays: &mut Option<&mut Vec<RayDebug>>,
