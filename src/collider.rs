@@ -1,21 +1,38 @@
-//! [`RtcdCollider`]: marks an entity's collider as a ray-traced concave mesh. The plugin builds the
-//! Rapier collider from it: a custom parry shape wrapping the triangle mesh (so broad phase, mass
-//! properties from the closed volume and scene queries keep working) that our narrow phase handles.
+//! [`RtcdCollider`]: marks an entity's collider as a ray-traced concave mesh; [`RtcdColliderState`]:
+//! what the plugin built from it.
+//!
+//! The plugin reads the mesh (a Bevy mesh asset, an OBJ file or a caller-built [`RtcdMesh`]), scales it
+//! by the entity's global scale and validates it with [`RtcdMesh::new`]. Every source is then treated
+//! alike:
+//!
+//! - **Valid**: a custom parry shape wrapping the triangle mesh, which our narrow phase handles (broad
+//!   phase, mass properties and scene queries keep working through the wrapped triangle mesh):
+//!   [`RtcdColliderState::Ready`]. An open mesh (one with holes) is accepted with a warning.
+//! - **Readable but rejected** (an edge shared by more than two triangles, too many degenerate
+//!   triangles, a surface that cannot be oriented; also a valid mesh that the entity's scale flattens):
+//!   Rapier's own triangle-mesh collider, with a warning: [`RtcdColliderState::Fallback`].
+//! - **Unusable** (no collider can be built from it): no collider, with an error:
+//!   [`RtcdColliderState::Failed`].
+//!
+//! The result is computed once per mesh and scale: every collider of one mesh at one scale shares the
+//! same prepared data (or the same fallback collider, or the same failure), and the warning or error is
+//! logged once, naming the first entity that used it.
 
-use std::{path::PathBuf, sync::Arc};
+use std::{borrow::Cow, path::PathBuf, sync::Arc};
 
 use bevy::{
-    mesh::{Indices, VertexAttributeValues},
+    asset::LoadState,
+    mesh::{Indices, MeshAccessError, VertexAttributeValues},
     platform::collections::HashMap,
     prelude::*,
 };
 use bevy_rapier3d::prelude::{Collider, ColliderScale};
-use rtcd::RtcdMesh;
+use rtcd::{MeshError, RtcdMesh};
 use rtcd_rapier::{RtcdShape, RtcdShapeData, parry3d::shape::SharedShape};
 
 /// A ray-traced mesh collider. Put it on an entity with a `RigidBody` (or alone, for a static mesh);
-/// the plugin inserts the Rapier `Collider` once the mesh is available. Do not add a `Collider`
-/// yourself.
+/// the plugin inserts the Rapier `Collider` and an [`RtcdColliderState`] once the mesh is available.
+/// Do not add a `Collider` yourself.
 ///
 /// The collider's scale is baked in when it is built (the entity's global scale at that moment) and
 /// not followed afterwards.
@@ -32,48 +49,104 @@ enum ColliderSource {
 }
 
 impl RtcdCollider {
-    /// From a Bevy mesh asset (triangle list, positions as `Float32x3`; built when loaded).
+    /// From a Bevy mesh asset: a triangle list with `Float32x3` positions kept in the main world (its
+    /// asset usage includes `MAIN_WORLD`). Built when the asset is loaded; until then the entity has no
+    /// [`RtcdColliderState`]. An asset that fails to load gives [`RtcdColliderState::Failed`].
     pub fn from_mesh(mesh: Handle<Mesh>) -> Self {
         Self { source: ColliderSource::Mesh(mesh) }
     }
 
-    /// From a Wavefront OBJ file (path relative to the working directory, or absolute).
+    /// From a Wavefront OBJ file (path relative to the working directory, or absolute), read with
+    /// [`rtcd::mesh::read_obj`]: every object of the file in one mesh, polygons triangulated.
     pub fn from_obj(path: impl Into<PathBuf>) -> Self {
         Self { source: ColliderSource::Obj(path.into()) }
     }
 
-    /// From an `rtcd::RtcdMesh` built by the caller.
+    /// From an `rtcd::RtcdMesh` built by the caller. If the entity is scaled, the scaled positions are
+    /// validated again.
     pub fn from_rtcd_mesh(mesh: Arc<RtcdMesh>) -> Self {
         Self { source: ColliderSource::Rtcd(mesh) }
     }
 }
 
-/// What became of an [`RtcdCollider`]: inserted by the plugin.
+/// What became of an [`RtcdCollider`]: inserted by the plugin once, when the collider is built (or
+/// cannot be), and not revisited.
 #[derive(Component, Clone, Debug)]
 pub enum RtcdColliderState {
     /// Ray traced by our narrow phase.
+    ///
+    /// An **open** mesh (`!mesh.is_closed()`: some edges have a single triangle) is accepted with a
+    /// warning ([`RtcdColliderState::warning`]): rays that leave the body through its holes find no
+    /// contact, so its contacts are only reliable where its surface is hit from its outward side (the
+    /// side its triangles' counter-clockwise winding faces), and its mass properties come from the
+    /// convex hull of its vertices (from its bounding box if that hull is flat).
     Ready {
-        /// The prepared mesh.
+        /// The prepared mesh (scaled by the entity's scale).
         mesh: Arc<RtcdMesh>,
     },
-    /// The mesh was rejected by validation: Rapier's own trimesh collider handles it (with a warning).
+    /// [`RtcdMesh::new`] rejected the geometry although it is well formed: an edge shared by more than
+    /// two triangles, more degenerate triangles than `rtcd::mesh::MAX_DEGENERATE_SHARE`, a surface
+    /// that cannot be oriented, or a mesh flattened by the entity's scale (e.g. a zero scale axis). The
+    /// entity got Rapier's own triangle-mesh collider instead (`Collider::trimesh` of the same
+    /// triangles, scaled the same way, zero-area triangles dropped), which Rapier's default narrow phase
+    /// handles as a hollow surface, without ray tracing. Logged once as a warning.
     Fallback {
-        /// Why.
+        /// Why the mesh was rejected.
         reason: String,
     },
-    /// No collider could be built (e.g. an unreadable file); the entity has no collider.
+    /// No collider could be built; the entity has none. The reasons: an OBJ file that cannot be read
+    /// or parsed; a mesh asset that failed to load; a Bevy mesh that is not a triangle list, or whose
+    /// positions are missing, not `Float32x3`, or no longer in the main world; a non-finite
+    /// coordinate; an index out of range or an index count that is not a multiple of three; an empty
+    /// mesh; a rejected mesh (see [`RtcdColliderState::Fallback`]) from which Rapier cannot build its
+    /// triangle mesh either (e.g. every triangle has zero area). Logged once as an error.
     Failed {
         /// Why.
         reason: String,
     },
 }
 
-/// Shared preparation results, so many colliders of one mesh share one `RtcdShapeData`.
+impl RtcdColliderState {
+    /// What the logged warning or error said about the mesh: for [`RtcdColliderState::Ready`], the
+    /// open-mesh warning with the mesh's validation notes (`None` for a closed mesh); for
+    /// [`RtcdColliderState::Fallback`] and [`RtcdColliderState::Failed`], the reason.
+    pub fn warning(&self) -> Option<String> {
+        match self {
+            Self::Ready { mesh } => open_mesh_warning(mesh),
+            Self::Fallback { reason } | Self::Failed { reason } => Some(reason.clone()),
+        }
+    }
+}
+
+/// The warning for an open mesh, `None` for a closed one.
+fn open_mesh_warning(mesh: &RtcdMesh) -> Option<String> {
+    if mesh.is_closed() {
+        return None;
+    }
+    Some(format!(
+        "mesh `{}` is open ({}): rays that leave through its holes find no contact, so contacts are only \
+         reliable where its surface is hit from its outward side; its mass properties come from its \
+         convex hull (its bounding box if the hull is flat)",
+        mesh.name(),
+        mesh.report().notes().join("; ")
+    ))
+}
+
+/// What one mesh at one scale gave, shared by all its colliders.
+#[derive(Clone)]
+enum Outcome {
+    Ready(Arc<RtcdShapeData>),
+    Fallback { collider: Collider, reason: String },
+    Failed(String),
+}
+
+/// The outcome of every mesh and scale seen, so that many colliders of one mesh share one
+/// `RtcdShapeData` and a rejected mesh is neither validated nor reported again.
 #[derive(Resource, Default)]
 pub(crate) struct RtcdMeshCache {
-    meshes: HashMap<(AssetId<Mesh>, [u32; 3]), Arc<RtcdShapeData>>,
-    files: HashMap<(PathBuf, [u32; 3]), Arc<RtcdShapeData>>,
-    rtcd: HashMap<(u64, [u32; 3]), Arc<RtcdShapeData>>,
+    meshes: HashMap<(AssetId<Mesh>, [u32; 3]), Outcome>,
+    files: HashMap<(PathBuf, [u32; 3]), Outcome>,
+    rtcd: HashMap<(u64, [u32; 3]), Outcome>,
 }
 
 fn scale_key(s: Vec3) -> [u32; 3] {
@@ -88,6 +161,7 @@ pub(crate) fn mesh_data(mesh: &Mesh) -> Result<(Vec<Vec3>, Vec<u32>), String> {
     let positions = match mesh.try_attribute(Mesh::ATTRIBUTE_POSITION) {
         Ok(VertexAttributeValues::Float32x3(p)) => p.iter().map(|p| Vec3::from_array(*p)).collect::<Vec<_>>(),
         Ok(_) => return Err("positions are not Float32x3".into()),
+        Err(MeshAccessError::NotFound) => return Err("the mesh has no positions".into()),
         Err(e) => {
             return Err(format!(
                 "no positions in the main world ({e}); keep the mesh's MAIN_WORLD asset usage"
@@ -103,22 +177,82 @@ pub(crate) fn mesh_data(mesh: &Mesh) -> Result<(Vec<Vec3>, Vec<u32>), String> {
     Ok((positions, indices))
 }
 
-fn scaled(name: String, p: &[Vec3], i: &[u32], scale: Vec3) -> Result<RtcdMesh, rtcd::MeshError> {
-    if scale == Vec3::ONE {
-        return RtcdMesh::new(name, p, i);
+/// Whether Rapier's triangle mesh may stand in for a mesh that [`RtcdMesh::new`] rejected: the data is
+/// well formed (finite, indices in range, whole triangles) and only its shape is not what ray tracing
+/// needs.
+fn may_fall_back(e: &MeshError) -> bool {
+    matches!(
+        e,
+        MeshError::NonManifoldEdge { .. }
+            | MeshError::TooManyDegenerate { .. }
+            | MeshError::NonOrientable { .. }
+    )
+}
+
+/// Validates `positions` scaled by `scale` and prepares the shape; Rapier's triangle mesh for geometry
+/// that is rejected but well formed.
+fn outcome(name: String, positions: &[Vec3], indices: &[u32], scale: Vec3) -> Outcome {
+    let p: Cow<[Vec3]> = if scale == Vec3::ONE {
+        Cow::Borrowed(positions)
+    } else {
+        Cow::Owned(positions.iter().map(|v| *v * scale).collect())
+    };
+    match RtcdMesh::new(name, &p, indices) {
+        Ok(mesh) => prepared(Arc::new(mesh), &p, indices),
+        Err(e) if may_fall_back(&e) => fallback(&p, indices, e.to_string()),
+        Err(e) => Outcome::Failed(e.to_string()),
     }
-    let p: Vec<Vec3> = p.iter().map(|v| *v * scale).collect();
-    RtcdMesh::new(name, &p, i)
 }
 
-fn shape_data(mesh: RtcdMesh) -> Result<Arc<RtcdShapeData>, String> {
-    RtcdShapeData::new(Arc::new(mesh)).map(Arc::new).map_err(|e| e.to_string())
+/// The shape data of a validated mesh; Rapier's triangle mesh of `positions` and `indices` (the same
+/// geometry) if parry refuses it.
+fn prepared(mesh: Arc<RtcdMesh>, positions: &[Vec3], indices: &[u32]) -> Outcome {
+    match RtcdShapeData::new(mesh) {
+        Ok(data) => Outcome::Ready(Arc::new(data)),
+        Err(e) => fallback(positions, indices, e.to_string()),
+    }
 }
 
-/// Builds the Rapier collider of every new [`RtcdCollider`] whose mesh is available.
+fn fallback(positions: &[Vec3], indices: &[u32], reason: String) -> Outcome {
+    match rapier_trimesh(positions, indices) {
+        Ok(collider) => Outcome::Fallback { collider, reason },
+        Err(why) => {
+            Outcome::Failed(format!("{reason}; Rapier's triangle mesh cannot be built either: {why}"))
+        }
+    }
+}
+
+/// Rapier's triangle-mesh collider of the triangles with a non-zero area.
+fn rapier_trimesh(positions: &[Vec3], indices: &[u32]) -> Result<Collider, String> {
+    if !indices.len().is_multiple_of(3) {
+        return Err(format!("index count {} is not a multiple of 3", indices.len()));
+    }
+    let mut triangles = Vec::with_capacity(indices.len() / 3);
+    for t in indices.chunks_exact(3) {
+        let t = [t[0], t[1], t[2]];
+        let [Some(a), Some(b), Some(c)] = t.map(|k| positions.get(k as usize).copied()) else {
+            return Err(format!("triangle {t:?} uses a vertex index out of range"));
+        };
+        if !(a.is_finite() && b.is_finite() && c.is_finite()) {
+            return Err(format!("triangle {t:?} has a non-finite vertex"));
+        }
+        let area = (b - a).cross(c - a).length_squared();
+        if area > 0.0 && area.is_finite() {
+            triangles.push(t);
+        }
+    }
+    if triangles.is_empty() {
+        return Err("no triangle has a non-zero area".into());
+    }
+    Collider::trimesh(positions.to_vec(), triangles).map_err(|e| e.to_string())
+}
+
+/// Builds the Rapier collider of every new [`RtcdCollider`] whose mesh is available, and inserts its
+/// [`RtcdColliderState`].
 pub(crate) fn build_colliders(
     mut commands: Commands,
     meshes: Option<Res<Assets<Mesh>>>,
+    server: Option<Res<AssetServer>>,
     mut cache: ResMut<RtcdMeshCache>,
     new: Query<
         (Entity, &RtcdCollider, Option<&Transform>, Option<&ChildOf>, Option<&Name>),
@@ -134,84 +268,100 @@ pub(crate) fn build_colliders(
             .map_or(Vec3::ONE, |g| g.compute_transform().scale);
         let scale = local.map_or(Vec3::ONE, |t| t.scale) * parent_scale;
         let label = name.map_or_else(|| format!("{entity}"), |n| n.to_string());
-        let result: Result<Arc<RtcdShapeData>, (String, Option<Collider>)> = match &collider.source {
+        let skey = scale_key(scale);
+        let (result, fresh) = match &collider.source {
             ColliderSource::Mesh(handle) => {
-                let Some(mesh) = meshes.as_ref().and_then(|m| m.get(handle)) else { continue }; // not loaded yet
-                let key = (handle.id(), scale_key(scale));
-                match cache.meshes.get(&key) {
-                    Some(d) => Ok(d.clone()),
-                    None => match mesh_data(mesh) {
-                        Err(e) => Err((format!("mesh of {label}: {e}"), None)),
-                        Ok((p, i)) => match scaled(label.clone(), &p, &i, scale) {
-                            Ok(m) => shape_data(m).map_err(|e| (e, None)).inspect(|d| {
-                                cache.meshes.insert(key, d.clone());
-                            }),
-                            Err(e) => {
-                                // Rapier's own trimesh collider for a mesh we reject.
-                                let p: Vec<Vec3> = p.iter().map(|v| *v * scale).collect();
-                                let tris: Vec<[u32; 3]> =
-                                    i.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
-                                let fallback = Collider::trimesh(p, tris).ok();
-                                Err((e.to_string(), fallback))
-                            }
-                        },
-                    },
+                let key = (handle.id(), skey);
+                if let Some(o) = cache.meshes.get(&key) {
+                    (o.clone(), false)
+                } else {
+                    let path = server.as_ref().and_then(|s| s.get_path(handle.id())).map(|p| p.to_string());
+                    let what = path
+                        .as_ref()
+                        .map_or_else(|| "mesh asset".to_owned(), |p| format!("mesh asset `{p}`"));
+                    let o = if let Some(mesh) = meshes.as_ref().and_then(|m| m.get(handle)) {
+                        match mesh_data(mesh) {
+                            Ok((p, i)) => outcome(path.unwrap_or_else(|| label.clone()), &p, &i, scale),
+                            Err(e) => Outcome::Failed(format!("{what}: {e}")),
+                        }
+                    } else if let Some(LoadState::Failed(e)) =
+                        server.as_ref().and_then(|s| s.get_load_state(handle.id()))
+                    {
+                        Outcome::Failed(format!("{what} failed to load: {e}"))
+                    } else if meshes.is_none() {
+                        Outcome::Failed(format!(
+                            "{what}: there is no Assets<Mesh> resource (Bevy's AssetPlugin and mesh support)"
+                        ))
+                    } else {
+                        continue; // still loading, or not added yet
+                    };
+                    cache.meshes.insert(key, o.clone());
+                    (o, true)
                 }
             }
             ColliderSource::Obj(path) => {
-                let key = (path.clone(), scale_key(scale));
-                match cache.files.get(&key) {
-                    Some(d) => Ok(d.clone()),
-                    None => RtcdMesh::from_obj(path)
-                        .and_then(|m| {
-                            let p = m.positions().to_vec();
-                            let i: Vec<u32> = m.triangles().iter().flatten().copied().collect();
-                            scaled(m.name().to_string(), &p, &i, scale)
-                        })
-                        .map_err(|e| (e.to_string(), None))
-                        .and_then(|m| shape_data(m).map_err(|e| (e, None)))
-                        .inspect(|d| {
-                            cache.files.insert(key, d.clone());
-                        }),
+                let key = (path.clone(), skey);
+                if let Some(o) = cache.files.get(&key) {
+                    (o.clone(), false)
+                } else {
+                    let o = match rtcd::mesh::read_obj(path) {
+                        Ok(obj) => outcome(obj.name, &obj.positions, &obj.indices, scale),
+                        Err(e) => Outcome::Failed(e.to_string()),
+                    };
+                    cache.files.insert(key, o.clone());
+                    (o, true)
                 }
             }
             ColliderSource::Rtcd(mesh) => {
-                let key = (mesh.id(), scale_key(scale));
-                match cache.rtcd.get(&key) {
-                    Some(d) => Ok(d.clone()),
-                    None => {
-                        let m = if scale == Vec3::ONE {
-                            Ok((**mesh).clone())
-                        } else {
-                            let i: Vec<u32> = mesh.triangles().iter().flatten().copied().collect();
-                            scaled(mesh.name().to_string(), mesh.positions(), &i, scale)
-                        };
-                        m.map_err(|e| (e.to_string(), None))
-                            .and_then(|m| shape_data(m).map_err(|e| (e, None)))
-                            .inspect(|d| {
-                                cache.rtcd.insert(key, d.clone());
-                            })
-                    }
+                let key = (mesh.id(), skey);
+                if let Some(o) = cache.rtcd.get(&key) {
+                    (o.clone(), false)
+                } else {
+                    let indices: Vec<u32> = mesh.triangles().iter().flatten().copied().collect();
+                    let o = if scale == Vec3::ONE {
+                        prepared(mesh.clone(), mesh.positions(), &indices)
+                    } else {
+                        outcome(mesh.name().to_owned(), mesh.positions(), &indices, scale)
+                    };
+                    cache.rtcd.insert(key, o.clone());
+                    (o, true)
                 }
             }
         };
+        if fresh {
+            match &result {
+                Outcome::Ready(data) => {
+                    if let Some(w) = open_mesh_warning(data.mesh()) {
+                        warn!("rtcd: {label}: {w}");
+                    }
+                }
+                Outcome::Fallback { reason, .. } => {
+                    warn!(
+                        "rtcd: {label}: {reason}; Rapier's own triangle-mesh collider stands in (no ray tracing)"
+                    )
+                }
+                Outcome::Failed(reason) => error!("rtcd: {label}: no collider: {reason}"),
+            }
+        }
         let mut e = commands.entity(entity);
-        // The collider's scale is baked in: tell bevy_rapier not to scale it again.
-        e.insert(ColliderScale::Absolute(Vec3::ONE));
         match result {
-            Ok(data) => {
+            Outcome::Ready(data) => {
                 let shape = RtcdShape::from_data(data.clone());
                 e.insert((
+                    // The collider's scale is baked in: tell bevy_rapier not to scale it again.
+                    ColliderScale::Absolute(Vec3::ONE),
                     Collider::from(SharedShape::new(shape)),
                     RtcdColliderState::Ready { mesh: data.mesh().clone() },
                 ));
             }
-            Err((reason, Some(fallback))) => {
-                warn!("rtcd: {label}: {reason}; using Rapier's trimesh collider for it instead");
-                e.insert((fallback, RtcdColliderState::Fallback { reason }));
+            Outcome::Fallback { collider, reason } => {
+                e.insert((
+                    ColliderScale::Absolute(Vec3::ONE),
+                    collider,
+                    RtcdColliderState::Fallback { reason },
+                ));
             }
-            Err((reason, None)) => {
-                warn!("rtcd: {label}: cannot build a collider: {reason}");
+            Outcome::Failed(reason) => {
                 e.insert(RtcdColliderState::Failed { reason });
             }
         }

@@ -1,12 +1,30 @@
-//! Building colliders from user input: Bevy mesh assets, OBJ files, scaled entities, and bad input
-//! (non-manifold meshes fall back to Rapier's trimesh collider, unreadable files give no collider),
-//! none of which panics.
+//! Building colliders from user input: Bevy mesh assets, OBJ files, `RtcdMesh`es, scaled entities, and
+//! bad input, which every source handles alike: rejected but well-formed geometry falls back to
+//! Rapier's trimesh collider, unusable input gives no collider, an open mesh is accepted with a
+//! warning and weighs as its convex hull; none of it panics.
 
 mod common;
 
-use bevy::{asset::RenderAssetUsages, mesh::Indices, prelude::*, render::render_resource::PrimitiveTopology};
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+};
+
+use bevy::{
+    asset::{AssetLoader, LoadContext, RenderAssetUsages, io::Reader},
+    mesh::Indices,
+    prelude::*,
+    reflect::TypePath,
+    render::render_resource::PrimitiveTopology,
+};
 use bevy_rapier3d::prelude::*;
-use bevy_rtcd::{prelude::*, rtcd::shapes};
+use bevy_rtcd::{
+    prelude::*,
+    rtcd::{RtcdMesh, shapes},
+};
 
 fn mesh_asset(positions: Vec<Vec3>, indices: Vec<u32>) -> Mesh {
     Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default())
@@ -115,4 +133,285 @@ fn bad_input_falls_back_or_fails_without_panicking() {
     );
     assert!(matches!(w.get::<RtcdColliderState>(d), Some(RtcdColliderState::Ready { .. })));
     assert_eq!(common::active(&app), "cpu");
+}
+
+// ---- Every source alike: fallback, failure, open meshes ----
+
+/// A closed unit box (half extent 0.5) with a fin: one more triangle on its top back edge (vertices 2
+/// and 3), which that edge then shares with three triangles (non-manifold).
+fn finned_box() -> (Vec<Vec3>, Vec<u32>) {
+    let (mut v, mut i) = shapes::cuboid(Vec3::splat(0.5));
+    v.push(Vec3::new(0.0, 1.0, -0.5));
+    i.extend([2, 3, 8]);
+    (v, i)
+}
+
+/// The four sides of a square pyramid (base 2 x 2 at y = -1, apex at y = 2), open at its base: its
+/// convex hull, the pyramid, has volume 4; its bounding box 12.
+fn open_pyramid() -> (Vec<Vec3>, Vec<u32>) {
+    let v = vec![
+        Vec3::new(-1.0, -1.0, -1.0),
+        Vec3::new(1.0, -1.0, -1.0),
+        Vec3::new(1.0, -1.0, 1.0),
+        Vec3::new(-1.0, -1.0, 1.0),
+        Vec3::new(0.0, 2.0, 0.0),
+    ];
+    (v, vec![0, 4, 1, 1, 4, 2, 2, 4, 3, 3, 4, 0])
+}
+
+const PYRAMID_HULL_VOLUME: f32 = 4.0;
+
+fn obj_text(v: &[Vec3], i: &[u32]) -> String {
+    let mut s = String::new();
+    for p in v {
+        s += &format!("v {} {} {}\n", p.x, p.y, p.z);
+    }
+    for t in i.chunks_exact(3) {
+        s += &format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1);
+    }
+    s
+}
+
+/// Writes `text` to a new file in the system's temporary directory.
+fn temp_obj(name: &str, text: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let path =
+        std::env::temp_dir().join(format!("bevy_rtcd_colliders_{}_{n}_{name}.obj", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn state(app: &App, e: Entity) -> RtcdColliderState {
+    app.world().get::<RtcdColliderState>(e).cloned().unwrap_or_else(|| panic!("{e} has no collider state"))
+}
+
+fn y(app: &App, e: Entity) -> f32 {
+    app.world().get::<Transform>(e).unwrap().translation.y
+}
+
+/// Asserts `Fallback` with a reason containing `why`, and Rapier's collider in place.
+fn assert_fallback(app: &App, e: Entity, why: &str) {
+    match state(app, e) {
+        RtcdColliderState::Fallback { reason } => assert!(reason.contains(why), "{reason}"),
+        other => panic!("expected Fallback ({why}), got {other:?}"),
+    }
+    let collider = app.world().get::<Collider>(e).expect("Rapier's trimesh collider stands in");
+    assert!(collider.as_trimesh().is_some(), "a plain trimesh collider");
+}
+
+/// Asserts `Failed` with a reason containing `why`, and no collider.
+fn assert_failed(app: &App, e: Entity, why: &str) {
+    match state(app, e) {
+        RtcdColliderState::Failed { reason } => {
+            assert!(reason.contains(why), "expected {why:?} in: {reason}")
+        }
+        other => panic!("expected Failed ({why}), got {other:?}"),
+    }
+    assert!(app.world().get::<Collider>(e).is_none(), "no collider");
+}
+
+/// Asserts `Ready` with the open-mesh warning, and a mass of `mass` (Rapier's, at density 1).
+fn assert_open_and_weighs(app: &App, e: Entity, mass: f32) {
+    let s = state(app, e);
+    let RtcdColliderState::Ready { mesh } = &s else { panic!("expected Ready, got {s:?}") };
+    assert!(!mesh.is_closed());
+    let warning = s.warning().expect("an open mesh's warning");
+    assert!(warning.contains("is open") && warning.contains("convex hull"), "{warning}");
+    assert!(warning.contains("4 boundary edges"), "the validation notes: {warning}");
+    let m = app.world().get::<ReadMassProperties>(e).unwrap().get();
+    assert!((m.mass - mass).abs() < 1e-3 * mass, "mass {} (expected {mass}, the hull's)", m.mass);
+}
+
+fn add_mesh(app: &mut App, mesh: Mesh) -> Handle<Mesh> {
+    app.world_mut().resource_mut::<Assets<Mesh>>().add(mesh)
+}
+
+fn spawn(app: &mut App, collider: RtcdCollider, body: Option<RigidBody>, at: Vec3) -> Entity {
+    let mut e = app.world_mut().spawn((collider, Transform::from_translation(at)));
+    if let Some(b) = body {
+        e.insert((b, ReadMassProperties::default()));
+    }
+    e.id()
+}
+
+#[test]
+fn closed_mesh_has_no_warning() {
+    let mut app = common::app(Some(RtcdBackend::Cpu));
+    let (v, i) = shapes::cuboid(Vec3::splat(0.5));
+    let mesh = Arc::new(RtcdMesh::new("box", &v, &i).unwrap());
+    let e = spawn(&mut app, RtcdCollider::from_rtcd_mesh(mesh.clone()), None, Vec3::ZERO);
+    common::ticks(&mut app, 2);
+    let s = state(&app, e);
+    let RtcdColliderState::Ready { mesh: built } = &s else { panic!("{s:?}") };
+    assert!(Arc::ptr_eq(built, &mesh), "an unscaled RtcdMesh is used as given");
+    assert_eq!(s.warning(), None);
+}
+
+#[test]
+fn bevy_mesh_source_falls_back_fails_or_warns() {
+    let mut app = app_with_assets();
+    common::ground(&mut app);
+    let (v, i) = finned_box();
+    let finned = add_mesh(&mut app, mesh_asset(v, i));
+    let (mut v, i) = shapes::cuboid(Vec3::splat(0.5));
+    v[5].y = f32::NAN;
+    let nan = add_mesh(&mut app, mesh_asset(v, i));
+    let lines = add_mesh(
+        &mut app,
+        Mesh::new(PrimitiveTopology::LineList, RenderAssetUsages::default())
+            .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, vec![[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0]]),
+    );
+    let (v, i) = open_pyramid();
+    let open = add_mesh(&mut app, mesh_asset(v, i));
+    let a =
+        spawn(&mut app, RtcdCollider::from_mesh(finned), Some(RigidBody::Dynamic), Vec3::new(-3.0, 1.0, 0.0));
+    let b = spawn(&mut app, RtcdCollider::from_mesh(nan), Some(RigidBody::Dynamic), Vec3::new(0.0, 1.0, 3.0));
+    let c =
+        spawn(&mut app, RtcdCollider::from_mesh(lines), Some(RigidBody::Dynamic), Vec3::new(0.0, 1.0, -3.0));
+    let d =
+        spawn(&mut app, RtcdCollider::from_mesh(open), Some(RigidBody::Dynamic), Vec3::new(3.0, 1.5, 0.0));
+    common::ticks(&mut app, 120);
+    assert_fallback(&app, a, "non-manifold");
+    assert!((y(&app, a) - 0.5).abs() < 0.05, "the finned box rests on the ground: y = {}", y(&app, a));
+    assert_failed(&app, b, "non-finite");
+    assert_failed(&app, c, "not a triangle list");
+    assert_open_and_weighs(&app, d, PYRAMID_HULL_VOLUME);
+}
+
+#[test]
+fn obj_source_falls_back_fails_or_warns() {
+    let mut app = common::app(Some(RtcdBackend::Cpu));
+    common::ground(&mut app);
+    let (v, i) = finned_box();
+    let finned = temp_obj("finned", &obj_text(&v, &i));
+    let bad_text = temp_obj("bad_text", "v 0 0 0\nv 1 zero 0\nv 0 1 0\nf 1 2 3\n");
+    let (mut v, i) = shapes::cuboid(Vec3::splat(0.5));
+    v[5].x = f32::NAN;
+    let nan = temp_obj("nan", &obj_text(&v, &i));
+    let (v, i) = open_pyramid();
+    let open = temp_obj("open", &obj_text(&v, &i));
+    let missing = std::env::temp_dir().join("bevy_rtcd_colliders_no_such_file.obj");
+    let a =
+        spawn(&mut app, RtcdCollider::from_obj(&finned), Some(RigidBody::Dynamic), Vec3::new(-3.0, 1.0, 0.0));
+    let b = spawn(
+        &mut app,
+        RtcdCollider::from_obj(&bad_text),
+        Some(RigidBody::Dynamic),
+        Vec3::new(0.0, 1.0, 3.0),
+    );
+    let c =
+        spawn(&mut app, RtcdCollider::from_obj(&nan), Some(RigidBody::Dynamic), Vec3::new(0.0, 1.0, -3.0));
+    let d =
+        spawn(&mut app, RtcdCollider::from_obj(&open), Some(RigidBody::Dynamic), Vec3::new(3.0, 1.5, 0.0));
+    let e = spawn(&mut app, RtcdCollider::from_obj(&missing), None, Vec3::new(6.0, 1.0, 0.0));
+    // A second collider of the same bad file shares its state.
+    let f = spawn(&mut app, RtcdCollider::from_obj(&bad_text), None, Vec3::new(0.0, 1.0, 6.0));
+    common::ticks(&mut app, 120);
+    assert_fallback(&app, a, "non-manifold");
+    assert!((y(&app, a) - 0.5).abs() < 0.05, "the finned box rests on the ground: y = {}", y(&app, a));
+    assert_failed(&app, b, "position parse error");
+    assert_failed(&app, f, "position parse error");
+    assert_failed(&app, c, "non-finite");
+    assert_open_and_weighs(&app, d, PYRAMID_HULL_VOLUME);
+    assert_failed(&app, e, "bevy_rtcd_colliders_no_such_file.obj");
+    for p in [finned, bad_text, nan, open] {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+#[test]
+fn rtcd_mesh_source_falls_back_fails_or_warns() {
+    let mut app = common::app(Some(RtcdBackend::Cpu));
+    common::ground(&mut app);
+    let (v, i) = shapes::cuboid(Vec3::splat(0.5));
+    let cube = Arc::new(RtcdMesh::new("cube", &v, &i).unwrap());
+    let (v, i) = open_pyramid();
+    let open = Arc::new(RtcdMesh::new("open pyramid", &v, &i).unwrap());
+    let spawn_scaled = |app: &mut App, mesh: &Arc<RtcdMesh>, scale: Vec3, at: Vec3| {
+        app.world_mut()
+            .spawn((
+                RtcdCollider::from_rtcd_mesh(mesh.clone()),
+                Transform::from_translation(at).with_scale(scale),
+            ))
+            .id()
+    };
+    // A scale axis of 1e-7 flattens the cube to a 2 x 2 plate (its top and bottom faces weld): too
+    // many degenerate triangles for rtcd, Rapier's trimesh stands in and a ball lands on it.
+    let plate = spawn_scaled(&mut app, &cube, Vec3::new(2.0, 1e-7, 2.0), Vec3::new(-3.0, 0.5, 0.0));
+    let ball = app
+        .world_mut()
+        .spawn((RigidBody::Dynamic, Collider::ball(0.2), Transform::from_xyz(-3.0, 1.5, 0.0)))
+        .id();
+    // The same with an exact zero (bevy_rapier cannot place an entity whose scale has a zero axis, so
+    // only the collider is checked).
+    let flat = spawn_scaled(&mut app, &cube, Vec3::new(2.0, 0.0, 2.0), Vec3::new(-6.0, 0.5, 0.0));
+    // Every axis zero: no triangle keeps an area, so Rapier cannot build a trimesh either.
+    let point = spawn_scaled(&mut app, &cube, Vec3::ZERO, Vec3::new(0.0, 1.0, 3.0));
+    let nan = spawn_scaled(&mut app, &cube, Vec3::new(1.0, f32::NAN, 1.0), Vec3::new(0.0, 1.0, -3.0));
+    let d = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            ReadMassProperties::default(),
+            RtcdCollider::from_rtcd_mesh(open),
+            Transform::from_xyz(3.0, 1.5, 0.0),
+        ))
+        .id();
+    common::ticks(&mut app, 120);
+    assert_fallback(&app, plate, "degenerate");
+    assert_fallback(&app, flat, "degenerate");
+    assert!((y(&app, ball) - 0.7).abs() < 0.05, "the ball rests on the plate: y = {}", y(&app, ball));
+    assert_failed(&app, point, "no triangle has a non-zero area");
+    assert_failed(&app, nan, "non-finite");
+    assert_open_and_weighs(&app, d, PYRAMID_HULL_VOLUME);
+}
+
+/// A mesh loader that is never reached: the files it is asked for do not exist.
+#[derive(Default, TypePath)]
+struct UnreachedLoader;
+
+impl AssetLoader for UnreachedLoader {
+    type Asset = Mesh;
+    type Settings = ();
+    type Error = std::io::Error;
+
+    async fn load(
+        &self,
+        _reader: &mut dyn Reader,
+        _settings: &(),
+        _context: &mut LoadContext<'_>,
+    ) -> Result<Mesh, std::io::Error> {
+        Err(std::io::Error::other("not expected to be reached"))
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["rtcdtest"]
+    }
+}
+
+#[test]
+fn mesh_asset_that_fails_to_load_fails_and_one_still_loading_waits() {
+    let mut app = common::app_with(Some(RtcdBackend::Cpu), |app| {
+        app.add_plugins(AssetPlugin::default()).init_asset::<Mesh>().register_asset_loader(UnreachedLoader);
+    });
+    let missing: Handle<Mesh> = app.world().resource::<AssetServer>().load("meshes/no_such_mesh.rtcdtest");
+    let reserved = app.world().resource::<Assets<Mesh>>().reserve_handle();
+    let a = spawn(&mut app, RtcdCollider::from_mesh(missing), Some(RigidBody::Dynamic), Vec3::Y);
+    let b = spawn(&mut app, RtcdCollider::from_mesh(reserved.clone()), None, Vec3::new(3.0, 0.0, 0.0));
+    for _ in 0..500 {
+        common::ticks(&mut app, 1);
+        if app.world().get::<RtcdColliderState>(a).is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert_failed(&app, a, "failed to load");
+    assert_failed(&app, a, "no_such_mesh.rtcdtest");
+    // A handle whose asset is not there yet waits without a state, then is built.
+    assert!(app.world().get::<RtcdColliderState>(b).is_none());
+    let (v, i) = shapes::cuboid(Vec3::splat(0.5));
+    app.world_mut().resource_mut::<Assets<Mesh>>().insert(&reserved, mesh_asset(v, i)).unwrap();
+    common::ticks(&mut app, 2);
+    assert!(matches!(state(&app, b), RtcdColliderState::Ready { .. }));
 }

@@ -14,7 +14,7 @@
 use std::{
     fmt,
     sync::{
-        Arc,
+        Arc, OnceLock,
         atomic::{AtomicU64, Ordering},
     },
 };
@@ -25,8 +25,8 @@ use parry3d::{
     math::{Pose, Real, Vector},
     query::{PointProjection, PointQuery, Ray, RayCast, RayIntersection},
     shape::{
-        CompositeShape, Cuboid, FeatureId, Shape, ShapeType, TriMesh, TriMeshBuilderError, TriMeshFlags,
-        TypedShape,
+        CompositeShape, ConvexPolyhedron, Cuboid, FeatureId, Shape, ShapeType, TriMesh, TriMeshBuilderError,
+        TriMeshFlags, TypedShape,
     },
 };
 use rtcd::RtcdMesh;
@@ -51,6 +51,18 @@ pub struct RtcdShapeData {
     mesh: Arc<RtcdMesh>,
     trimesh: TriMesh,
     ccd_thickness: Real,
+    /// Where the mass properties come from, chosen on first use (see [`RtcdShape::mass_properties_of`]).
+    mass_source: OnceLock<MassSource>,
+}
+
+/// The solid whose mass properties stand for the mesh's.
+enum MassSource {
+    /// The closed volume the triangles bound.
+    Volume,
+    /// The convex hull of the vertices.
+    Hull(ConvexPolyhedron),
+    /// The solid bounding box.
+    BoundingBox,
 }
 
 impl RtcdShapeData {
@@ -63,7 +75,7 @@ impl RtcdShapeData {
         let trimesh = TriMesh::with_flags(mesh.positions().to_vec(), mesh.triangles().to_vec(), flags)
             .map_err(|source| ShapeError::TriMesh { mesh: mesh.name().to_owned(), source })?;
         let ccd_thickness = ccd_thickness_of(&mesh);
-        Ok(Self { mesh, trimesh, ccd_thickness })
+        Ok(Self { mesh, trimesh, ccd_thickness, mass_source: OnceLock::new() })
     }
 
     /// The ray-tracing mesh.
@@ -74,6 +86,24 @@ impl RtcdShapeData {
     /// parry's view of the same triangles (same vertex and triangle ids).
     pub fn trimesh(&self) -> &TriMesh {
         &self.trimesh
+    }
+
+    /// The first usable solid (positive, finite mass at unit density) of: the closed volume (closed
+    /// meshes with a positive signed volume), the convex hull of the vertices, the bounding box.
+    fn mass_source(&self) -> &MassSource {
+        self.mass_source.get_or_init(|| {
+            let usable = |m: MassProperties| m.mass().is_finite() && m.mass() > 0.0;
+            if self.mesh.is_closed()
+                && self.mesh.volume() > 0.0
+                && usable(MassProperties::from_trimesh(1.0, self.trimesh.vertices(), self.trimesh.indices()))
+            {
+                return MassSource::Volume;
+            }
+            match ConvexPolyhedron::from_convex_hull(self.mesh.positions()) {
+                Some(hull) if usable(hull.mass_properties(1.0)) => MassSource::Hull(hull),
+                _ => MassSource::BoundingBox,
+            }
+        })
     }
 }
 
@@ -158,24 +188,31 @@ impl RtcdShape {
         &self.data.trimesh
     }
 
-    /// Mass properties of the closed volume ([`MassProperties::from_trimesh`]). Open meshes, or a
-    /// volume that comes out empty, fall back to the solid bounding box (documented approximation;
-    /// never panics).
+    /// Mass properties at `density`, from the first of these solids that has a positive, finite mass:
+    ///
+    /// 1. the volume the triangles bound ([`MassProperties::from_trimesh`]), for a closed mesh whose
+    ///    signed volume is positive;
+    /// 2. the convex hull of the vertices ([`ConvexPolyhedron::from_convex_hull`]): an open mesh, or a
+    ///    closed one whose volume comes out empty or inside out, weighs as its hull;
+    /// 3. the solid bounding box (each extent at least `Real::EPSILON`), when the hull is degenerate,
+    ///    e.g. for a flat mesh.
+    ///
+    /// The choice is made once per shape data (at unit density) and never panics.
     pub fn mass_properties_of(&self, density: Real) -> MassProperties {
-        let mesh = &self.data.mesh;
-        if mesh.is_closed() && mesh.volume() > 0.0 {
-            let m = MassProperties::from_trimesh(
-                density,
-                self.data.trimesh.vertices(),
-                self.data.trimesh.indices(),
-            );
-            if m.mass().is_finite() && m.mass() > 0.0 {
-                return m;
+        let data = &self.data;
+        match data.mass_source() {
+            MassSource::Volume => {
+                MassProperties::from_trimesh(density, data.trimesh.vertices(), data.trimesh.indices())
+            }
+            MassSource::Hull(hull) => hull.mass_properties(density),
+            MassSource::BoundingBox => {
+                let aabb = data.mesh.aabb();
+                let half = (aabb.extents() * 0.5).max(Vector::splat(Real::EPSILON));
+                Cuboid::new(half)
+                    .mass_properties(density)
+                    .transform_by(&Pose::from_translation(aabb.center()))
             }
         }
-        let aabb = mesh.aabb();
-        let half = (aabb.extents() * 0.5).max(Vector::splat(Real::EPSILON));
-        Cuboid::new(half).mass_properties(density).transform_by(&Pose::from_translation(aabb.center()))
     }
 }
 
@@ -336,15 +373,60 @@ mod tests {
         assert!((s.ccd_thickness() - 1.0).abs() < 1e-4, "{}", s.ccd_thickness());
     }
 
+    fn mass_of(v: &[Vector], i: &[u32], density: Real) -> MassProperties {
+        let s = RtcdShape::new(Arc::new(RtcdMesh::new("m", v, i).unwrap())).unwrap();
+        s.mass_properties(density)
+    }
+
     #[test]
-    fn open_mesh_falls_back_to_the_box() {
-        // A cube without its top: open.
+    fn open_mesh_weighs_as_its_convex_hull() {
+        // A unit cube without its top (+y) face: open, its hull is the whole cube.
         let (v, mut i) = shapes::cuboid(Vector::splat(0.5));
         i.drain(18..24);
         let s = RtcdShape::new(Arc::new(RtcdMesh::new("open", &v, &i).unwrap())).unwrap();
         assert!(!s.mesh().is_closed());
         let m = s.mass_properties(1.0);
-        assert!((m.mass() - 1.0).abs() < 1e-4);
+        assert!((m.mass() - 1.0).abs() < 1e-4, "{}", m.mass());
+        assert!(m.local_com.length() < 1e-5, "{}", m.local_com);
+        let m = s.mass_properties(3.0);
+        assert!((m.mass() - 3.0).abs() < 1e-4, "{}", m.mass());
+        // The solid cube's inertia: m (1 + 1) / 12 about each axis.
+        let inertia = m.principal_inertia();
+        assert!((inertia - Vector::splat(0.5)).abs().max_element() < 1e-4, "{inertia}");
+
+        // The four sides of a square pyramid (base 2 x 2 at y = 0, apex at y = 3), open at the base:
+        // its hull is the pyramid, a third of its bounding box (12).
+        let v = [
+            Vector::new(-1.0, 0.0, -1.0),
+            Vector::new(1.0, 0.0, -1.0),
+            Vector::new(1.0, 0.0, 1.0),
+            Vector::new(-1.0, 0.0, 1.0),
+            Vector::new(0.0, 3.0, 0.0),
+        ];
+        let i = [0, 4, 1, 1, 4, 2, 2, 4, 3, 3, 4, 0];
+        let m = mass_of(&v, &i, 1.0);
+        assert!((m.mass() - 4.0).abs() < 1e-4, "the pyramid's volume, not the box's 12: {}", m.mass());
+        // A pyramid's centroid is a quarter of the way up from its base.
+        assert!((m.local_com - Vector::new(0.0, 0.75, 0.0)).length() < 1e-4, "{}", m.local_com);
+    }
+
+    #[test]
+    fn flat_mesh_weighs_as_its_bounding_box() {
+        // One square in the y = 0 plane: its hull is flat, the (thin) bounding box stands in.
+        let v = [
+            Vector::new(0.0, 0.0, 0.0),
+            Vector::new(2.0, 0.0, 0.0),
+            Vector::new(2.0, 0.0, 1.0),
+            Vector::new(0.0, 0.0, 1.0),
+        ];
+        let m = mass_of(&v, &[0, 2, 1, 0, 3, 2], 1.0);
+        let thin = 2.0 * 1.0 * (2.0 * Real::EPSILON);
+        assert!(
+            m.mass() > 0.0 && m.mass().is_finite() && (m.mass() - thin).abs() < thin * 1e-3,
+            "{}",
+            m.mass()
+        );
+        assert!((m.local_com - Vector::new(1.0, 0.0, 0.5)).length() < 1e-5, "{}", m.local_com);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use adjacency::NO_NEIGHBOR;
 use glam::Vec3;
+pub use obj::{ObjData, read_obj};
 
 use crate::{
     aabb::Aabb,

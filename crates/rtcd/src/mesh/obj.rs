@@ -7,22 +7,42 @@ use glam::Vec3;
 use super::RtcdMesh;
 use crate::error::MeshError;
 
+/// The geometry of an OBJ file as read, before any validation: every object and group merged, polygons
+/// triangulated.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ObjData {
+    /// The file stem (`"obj"` if the path has none).
+    pub name: String,
+    /// Vertex positions.
+    pub positions: Vec<Vec3>,
+    /// Three indices into `positions` per triangle.
+    pub indices: Vec<u32>,
+}
+
+/// Reads an OBJ file's positions and triangles without validating them (the loader of
+/// [`RtcdMesh::from_obj`]), e.g. to build another collider from a mesh that [`RtcdMesh::new`] rejects.
+/// Fails with [`MeshError::Obj`] when the file cannot be read or parsed.
+pub fn read_obj(path: impl AsRef<Path>) -> Result<ObjData, MeshError> {
+    let path = path.as_ref();
+    let options = tobj::LoadOptions { triangulate: true, single_index: true, ..Default::default() };
+    let (models, _materials) = tobj::load_obj(path, &options)
+        .map_err(|source| MeshError::Obj { path: path.to_path_buf(), source })?;
+    let mut positions = Vec::new();
+    let mut indices = Vec::new();
+    for m in &models {
+        let base = positions.len() as u32;
+        positions.extend(m.mesh.positions.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
+        indices.extend(m.mesh.indices.iter().map(|i| i + base));
+    }
+    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "obj".into());
+    Ok(ObjData { name, positions, indices })
+}
+
 impl RtcdMesh {
     /// Loads every object of an OBJ file into one mesh (polygons are triangulated). The mesh is named
     /// after the file stem.
     pub fn from_obj(path: impl AsRef<Path>) -> Result<Self, MeshError> {
-        let path = path.as_ref();
-        let options = tobj::LoadOptions { triangulate: true, single_index: true, ..Default::default() };
-        let (models, _materials) = tobj::load_obj(path, &options)
-            .map_err(|source| MeshError::Obj { path: path.to_path_buf(), source })?;
-        let mut positions = Vec::new();
-        let mut indices = Vec::new();
-        for m in &models {
-            let base = positions.len() as u32;
-            positions.extend(m.mesh.positions.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
-            indices.extend(m.mesh.indices.iter().map(|i| i + base));
-        }
-        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "obj".into());
+        let ObjData { name, positions, indices } = read_obj(path)?;
         Self::new(name, &positions, &indices)
     }
 
@@ -40,5 +60,26 @@ impl RtcdMesh {
             let _ = writeln!(s, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1);
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_obj_keeps_what_validation_rejects() {
+        // Three triangles on the edge 1-2: non-manifold, readable.
+        let text = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nv 1 1 1\nf 1 2 3\nf 2 3 4\nf 3 2 5\n";
+        let path = std::env::temp_dir().join(format!("rtcd_read_obj_{}_fin.obj", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let obj = read_obj(&path).unwrap();
+        assert!(matches!(RtcdMesh::from_obj(&path), Err(MeshError::NonManifoldEdge { .. })));
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(obj.name, format!("rtcd_read_obj_{}_fin", std::process::id()));
+        assert_eq!(obj.positions.len(), 5);
+        assert_eq!(obj.positions[4], Vec3::ONE);
+        assert_eq!(obj.indices, [0, 1, 2, 1, 2, 3, 2, 1, 4]);
+        assert!(matches!(read_obj("/nonexistent/mesh.obj"), Err(MeshError::Obj { .. })));
     }
 }
