@@ -26,7 +26,10 @@
 //!     })
 //!     .run();
 //! ```
-#![expect(clippy::type_complexity, reason = "Bevy queries and filters make long types; naming each would not help reading")]
+#![expect(
+    clippy::type_complexity,
+    reason = "Bevy queries and filters make long types; naming each would not help reading"
+)]
 
 mod backend;
 mod collider;
@@ -49,12 +52,12 @@ pub use settings::{GpuMode, RtcdBackend, RtcdParamsSource, RtcdSettings};
 
 /// Everything a user needs.
 pub mod prelude {
-    #[cfg(feature = "debug-overlay")]
-    pub use crate::{RtcdDebugPlugin, RtcdDebugSettings};
     pub use crate::{
         GpuMode, RtcdBackend, RtcdCollider, RtcdColliderState, RtcdDiagnostics, RtcdNarrowPhase,
         RtcdParamsSource, RtcdPlugin, RtcdSettings, RtcdSystems,
     };
+    #[cfg(feature = "debug-overlay")]
+    pub use crate::{RtcdDebugPlugin, RtcdDebugSettings};
 }
 
 /// README's Rust snippets, compiled as doctests.
