@@ -33,8 +33,7 @@ if [[ -n "$unwanted" ]]; then
 fi
 cargo run --locked -p rtcd_headless_app
 
-# Scene benchmarks at --quick scale (~90 s on the 2-core machine, plus a release build): times
-# printed, never asserted; run so the bench cannot rot.
+# The scene benchmarks at --quick scale: times printed, never asserted; run so the bench cannot rot.
 echo "== rtcd_bench --quick"
 cargo run --release --locked -p rtcd_bench -- --quick
 
