@@ -89,7 +89,8 @@ pub struct ReplayStep {
 pub struct Frames<'a> {
     scene: &'a Scene,
     trajectory: &'a Trajectory,
-    ground: Arc<RtcdMesh>,
+    /// The static boxes as meshes, with their poses: the ground first, then the walls.
+    statics: Vec<(Arc<RtcdMesh>, Pose)>,
     /// Half the prediction plus the distance extension: how much the broad phase grows each box.
     grow: f32,
     /// The prediction distance passed to the backend (Rapier's, as the batch passes it).
@@ -105,13 +106,19 @@ impl<'a> Frames<'a> {
         params: &RtcdParams,
         prediction: f32,
     ) -> Result<Self, String> {
-        let ground = rtcd_rapier::GroundMeshes::new()
-            .get(scene.ground_half_extents)
-            .ok_or_else(|| "the ground cuboid has no mesh".to_string())?;
+        let cuboids = rtcd_rapier::GroundMeshes::new();
+        let ground = (scene.ground_half_extents, scene.ground_center());
+        let statics = std::iter::once(ground)
+            .chain(scene.walls.iter().map(|w| (w.half_extents, w.center)))
+            .map(|(h, c)| {
+                let mesh = cuboids.get(h).ok_or_else(|| format!("the cuboid {h} has no mesh"))?;
+                Ok((mesh, Pose::from_translation(c)))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         Ok(Self {
             scene,
             trajectory,
-            ground,
+            statics,
             grow: 0.5 * (prediction + params.distance_extension),
             prediction,
         })
@@ -122,17 +129,18 @@ impl<'a> Frames<'a> {
         self.trajectory.poses.len()
     }
 
-    /// The candidate pairs of step `step` (sort and sweep on x), meshes first and the ground second.
+    /// The candidate pairs of step `step` (sort and sweep on x), meshes first and the static box
+    /// (ground or wall) second. Bodies have ids 1 to n; the ground has id 0 and the walls
+    /// `u64::MAX`, `u64::MAX - 1`, ... (the statics' ids count down from 0, wrapping).
     pub fn pairs(&self, step: usize) -> Vec<PairInput<'_>> {
         let poses = &self.trajectory.poses[step];
-        let ground_pose = Pose::from_translation(self.scene.ground_center());
         let n = poses.len();
         let mut boxes: Vec<rtcd::Aabb> = poses
             .iter()
             .enumerate()
             .map(|(i, p)| self.mesh(i).aabb().transformed(p).extended(self.grow))
             .collect();
-        boxes.push(self.ground.aabb().transformed(&ground_pose).extended(self.grow));
+        boxes.extend(self.statics.iter().map(|(m, p)| m.aabb().transformed(p).extended(self.grow)));
         let mut order: Vec<usize> = (0..boxes.len()).collect();
         order.sort_unstable_by(|&a, &b| boxes[a].min.x.total_cmp(&boxes[b].min.x));
         let mut out = Vec::new();
@@ -146,13 +154,17 @@ impl<'a> Frames<'a> {
                     continue;
                 }
                 let (i, j) = (i.min(j), i.max(j));
-                if j == n {
+                if i >= n {
+                    continue; // two statics
+                }
+                if j >= n {
+                    let (mesh, pose) = &self.statics[j - n];
                     out.push(PairInput::from_world(
-                        PairKey::new(i as u64 + 1, 0),
+                        PairKey::new(i as u64 + 1, 0u64.wrapping_sub((j - n) as u64)),
                         self.mesh(i),
                         poses[i],
-                        &self.ground,
-                        ground_pose,
+                        mesh,
+                        *pose,
                     ));
                 } else {
                     out.push(PairInput::from_world(

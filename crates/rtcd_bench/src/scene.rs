@@ -2,10 +2,11 @@
 //! which step, where, and how fast. Everything is seeded, so every set-up (rtcd, Rapier trimesh,
 //! V-HACD) gets exactly the same scene.
 //!
-//! - Scene 1, the avalanche: 512 concave meshes of ~450 vertices / ~900 triangles (`blob_900`,
-//!   `torus_900`, `bent_tube_896` in turn) on an 8 × 8 × 8 grid with random orientations fall onto a
-//!   plane; 60 Hz, 10 s. Neighbours' boxes overlap while they fall (phase A: pairs in the narrow
-//!   phase, no contact), then they hit the ground (B) and come to rest (C).
+//! - Scene 1, the avalanche, as `rtcd_scenes` defines it for the example too: 512 concave meshes of
+//!   ~450 vertices / ~900 triangles (`torus_900`, `blob_900`, `bent_tube_896` in turn) on an
+//!   8 × 8 × 8 grid with random orientations fall onto a ground box closed by four walls; 60 Hz,
+//!   10 s. Neighbours' boxes overlap while they fall (phase A: pairs in the narrow phase, no
+//!   contact), then they hit the ground (B) and come to rest (C).
 //! - Scene 2, the spawner: one object every 0.1 s from a source moving on a circle, the four meshes of
 //!   ~900 / 2,130 / 3,456 / 3,458 triangles in equal quantity, up to 500 objects; 60 Hz, 50 s.
 //!
@@ -15,12 +16,11 @@ use std::{path::Path, sync::Arc};
 
 use glam::{Quat, Vec3};
 use rtcd::RtcdMesh;
+use rtcd_scenes::{Avalanche, Rng, load_mesh};
+pub use rtcd_scenes::{Cuboid, GROUND_TOP};
 
 /// 60 Hz, both scenes.
 pub const DT: f32 = 1.0 / 60.0;
-
-/// Top face of the ground (y).
-pub const GROUND_TOP: f32 = 0.0;
 
 /// Which scene.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +71,8 @@ pub struct Scene {
     pub meshes: Vec<Arc<RtcdMesh>>,
     /// Half extents of the static ground cuboid (its top face at [`GROUND_TOP`]).
     pub ground_half_extents: Vec3,
+    /// Static walls standing on the ground (scene 1's four; none in scene 2).
+    pub walls: Vec<Cuboid>,
     /// Steps simulated.
     pub steps: usize,
     /// Spawns, sorted by step.
@@ -99,82 +101,31 @@ impl Scene {
     }
 }
 
-/// A small deterministic generator (xorshift64*), so scenes are identical on every machine.
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from a non-zero seed.
-    pub fn new(seed: u64) -> Self {
-        Self(seed.max(1))
-    }
-
-    /// Uniform in [0, 1).
-    pub fn next_f32(&mut self) -> f32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        (x >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    /// Uniform in [-a, a).
-    pub fn signed(&mut self, a: f32) -> f32 {
-        (2.0 * self.next_f32() - 1.0) * a
-    }
-
-    /// A uniformly random rotation (Shoemake).
-    pub fn rotation(&mut self) -> Quat {
-        let (u1, u2, u3) = (self.next_f32(), self.next_f32(), self.next_f32());
-        let (a, b) = (std::f32::consts::TAU * u2, std::f32::consts::TAU * u3);
-        let (s1, s2) = ((1.0 - u1).sqrt(), u1.sqrt());
-        Quat::from_xyzw(s1 * a.sin(), s1 * a.cos(), s2 * b.sin(), s2 * b.cos()).normalize()
-    }
-}
-
-/// Loads `dir/{name}.obj`.
-pub fn load_mesh(dir: &Path, name: &str) -> Result<Arc<RtcdMesh>, String> {
-    let path = dir.join(format!("{name}.obj"));
-    RtcdMesh::from_obj(&path).map(Arc::new).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Scene 1, the avalanche: `side`³ bodies (8 → 512) for `seconds`.
+/// Scene 1, the avalanche ([`rtcd_scenes::Avalanche`] with its default seed): `side`³ bodies
+/// (8 → 512) for `seconds`.
 pub fn avalanche(assets: &Path, side: usize, seconds: f32, quick: bool) -> Result<Scene, String> {
-    let meshes = ["blob_900", "torus_900", "bent_tube_896"]
+    let a = Avalanche::new(assets, side * side * side, Avalanche::DEFAULT_SEED)?;
+    debug_assert_eq!(a.ground.center, Vec3::new(0.0, GROUND_TOP - a.ground.half_extents.y, 0.0));
+    let spawns: Vec<Spawn> = a
+        .bodies
         .iter()
-        .map(|n| load_mesh(assets, n))
-        .collect::<Result<Vec<_>, _>>()?;
-    let radius = meshes.iter().map(|m| m.max_radius()).fold(0.0, f32::max);
-    // Bounding spheres never overlap at the start; rotated boxes (grown by the distance extension)
-    // of neighbours do, so pairs are in the narrow phase while the grid falls (phase A).
-    let spacing = 2.0 * radius + 0.06;
-    let mut rng = Rng::new(0x0005_CE4E_0001);
-    let mut spawns = Vec::with_capacity(side * side * side);
-    let half = (side as f32 - 1.0) * 0.5;
-    for k in 0..side * side * side {
-        let (x, z, y) = (k % side, (k / side) % side, k / (side * side));
-        let jitter = Vec3::new(rng.signed(0.03), 0.0, rng.signed(0.03));
-        let translation = Vec3::new(
-            (x as f32 - half) * spacing,
-            GROUND_TOP + 1.0 + radius + y as f32 * spacing,
-            (z as f32 - half) * spacing,
-        ) + jitter;
-        spawns.push(Spawn {
+        .map(|b| Spawn {
             step: 0,
-            mesh: k % meshes.len(),
-            translation,
-            rotation: rng.rotation(),
+            mesh: b.mesh,
+            translation: b.translation,
+            rotation: b.rotation,
             linvel: Vec3::ZERO,
-            angvel: Vec3::new(rng.signed(0.5), rng.signed(0.5), rng.signed(0.5)),
-        });
-    }
+            angvel: Vec3::ZERO,
+        })
+        .collect();
     let n = spawns.len();
-    let extent = side as f32 * spacing * 0.5 + 12.0;
     Ok(Scene {
         id: SceneId::Avalanche,
         name: format!("scene 1: avalanche of {n} concave meshes (~900 triangles), {seconds} s at 60 Hz"),
         quick,
-        meshes,
-        ground_half_extents: Vec3::new(extent, 0.5, extent),
+        meshes: a.meshes,
+        ground_half_extents: a.ground.half_extents,
+        walls: a.walls.to_vec(),
         steps: (seconds / DT).round() as usize,
         spawns,
     })
@@ -217,6 +168,7 @@ pub fn spawner(assets: &Path, seconds: f32, quick: bool) -> Result<Scene, String
         quick,
         meshes,
         ground_half_extents: Vec3::new(20.0, 0.5, 20.0),
+        walls: Vec::new(),
         steps,
         spawns,
     })

@@ -272,7 +272,7 @@ pub struct World {
 }
 
 impl World {
-    /// An empty world with the scene's ground, in `setup`, with `shapes` built for it.
+    /// An empty world with the scene's ground and walls, in `setup`, with `shapes` built for it.
     pub fn new(scene: &Scene, setup: Setup, shapes: Shapes) -> Result<Self, String> {
         let clock = DispatchClock::default();
         let (narrow_phase, params, driver) = match setup {
@@ -314,8 +314,10 @@ impl World {
             shapes,
             handles: Vec::new(),
         };
-        let (h, c) = (scene.ground_half_extents, scene.ground_center());
-        w.colliders.insert(ColliderBuilder::cuboid(h.x, h.y, h.z).translation(c));
+        let ground = (scene.ground_half_extents, scene.ground_center());
+        for (h, c) in std::iter::once(ground).chain(scene.walls.iter().map(|w| (w.half_extents, w.center))) {
+            w.colliders.insert(ColliderBuilder::cuboid(h.x, h.y, h.z).translation(c));
+        }
         Ok(w)
     }
 
