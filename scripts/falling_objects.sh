@@ -8,6 +8,6 @@ cargo build --release --locked --example falling_objects
 headless=0
 for a in "$@"; do [[ "$a" == "--headless" ]] && headless=1; done
 if [[ $headless -eq 0 && -z "${DISPLAY:-}" && -z "${WAYLAND_DISPLAY:-}" ]]; then
-    exec xvfb-run -a -s "-screen 0 1280x720x24" target/release/examples/falling_objects "$@"
+    exec xvfb-run -a -s "-screen 0 1920x1080x24" target/release/examples/falling_objects "$@"
 fi
 exec target/release/examples/falling_objects "$@"

@@ -1,6 +1,13 @@
-//! [`RtcdDebugPlugin`]: a gizmo overlay of the last tick's rays, coloured by kind (standard,
-//! iterative, predictive, rejected), and of the contacts handed to Rapier (normals scaled by depth).
-//! Toggled with a key (F1 by default) or [`RtcdDebugSettings::enabled`].
+//! [`RtcdDebugPlugin`]: a gizmo overlay of the last tick's rays, coloured by kind (standard
+//! magenta, iterative yellow, predictive white, rejected grey; see [`ray_color`]), and of the
+//! contacts handed to Rapier (red normals scaled by depth). Toggled with a key (F1 by default) or
+//! [`RtcdDebugSettings::enabled`].
+//!
+//! Rays are short (a contact's rays are about as long as the penetration) and lie where bodies
+//! touch, mostly hidden by the bodies' surfaces. So the overlay draws with its own gizmo group,
+//! [`RtcdGizmos`], whose lines are wider than Bevy's default and drawn in front of the scene's
+//! geometry (`depth_bias` -1), in colours the scene's materials are unlikely to have; change them
+//! through Bevy's `GizmoConfigStore` (`config_mut::<RtcdGizmos>()`).
 //!
 //! Only what the tick traced is drawn: with Rapier's contact recycling followed (the default,
 //! [`RtcdSettings::contact_recycling`]), a pair Rapier recycles keeps its contacts untraced and
@@ -40,9 +47,21 @@ pub struct RtcdDebugPlugin {
     pub settings: RtcdDebugSettings,
 }
 
+/// The gizmo config group the overlay draws with (see the module docs).
+#[derive(Default, Reflect, GizmoConfigGroup)]
+pub struct RtcdGizmos;
+
+impl RtcdGizmos {
+    /// The overlay's default gizmo config: 3-pixel lines, in front of all geometry.
+    pub fn default_config() -> GizmoConfig {
+        GizmoConfig { line: GizmoLineConfig { width: 3.0, ..default() }, depth_bias: -1.0, ..default() }
+    }
+}
+
 impl Plugin for RtcdDebugPlugin {
     fn build(&self, app: &mut App) {
-        app.insert_resource(self.settings.clone())
+        app.insert_gizmo_config(RtcdGizmos, RtcdGizmos::default_config())
+            .insert_resource(self.settings.clone())
             .add_systems(Update, (toggle, sync_recording, draw).chain());
     }
 }
@@ -61,18 +80,19 @@ fn sync_recording(debug: Res<RtcdDebugSettings>, mut settings: ResMut<RtcdSettin
     }
 }
 
-/// Colour of a ray: by kind, grey when rejected, lighter for predictions.
+/// Colour of a ray: by kind (standard magenta, iterative yellow, predictive white), grey when
+/// rejected, half transparent for predictions.
 pub fn ray_color(kind: RayKind, outcome: RayOutcome) -> Color {
     let base: Color = match (outcome, kind) {
         (RayOutcome::Rejected, _) => css::GRAY.into(),
-        (_, RayKind::Standard) => css::ORANGE_RED.into(),
-        (_, RayKind::Iterative) => css::LIME.into(),
-        (_, RayKind::Predictive) => css::DEEP_SKY_BLUE.into(),
+        (_, RayKind::Standard) => css::FUCHSIA.into(),
+        (_, RayKind::Iterative) => css::YELLOW.into(),
+        (_, RayKind::Predictive) => css::WHITE.into(),
     };
     if outcome == RayOutcome::Prediction { base.with_alpha(0.5) } else { base }
 }
 
-fn draw(debug: Res<RtcdDebugSettings>, state: Option<Res<RtcdNarrowPhase>>, mut gizmos: Gizmos) {
+fn draw(debug: Res<RtcdDebugSettings>, state: Option<Res<RtcdNarrowPhase>>, mut gizmos: Gizmos<RtcdGizmos>) {
     let Some(state) = state else { return };
     if !debug.enabled {
         return;
@@ -96,7 +116,7 @@ fn draw(debug: Res<RtcdDebugSettings>, state: Option<Res<RtcdNarrowPhase>>, mut 
     if debug.contacts {
         for (p, n, dist) in &g.contacts {
             let len = (-dist).max(0.0) * debug.normal_scale + 0.01;
-            gizmos.arrow(*p, *p - *n * len, css::YELLOW);
+            gizmos.arrow(*p, *p - *n * len, css::RED);
         }
     }
 }

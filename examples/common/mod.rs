@@ -1,22 +1,28 @@
-//! What every example shares, so each example shows only its point: asset paths, the static ground
-//! (a cuboid whose top face is y = 0, optionally with low walls), the render mesh of an OBJ asset,
-//! a camera and lights, and an on-screen panel of the narrow phase's [`RtcdDiagnostics`].
+//! What every example shares, so each example shows only its point: asset paths, static boxes (the
+//! ground and walls), the render mesh of an OBJ asset, a camera and lights, an on-screen panel of the
+//! narrow phase's [`RtcdDiagnostics`], and (in [`measure`]) the command line, the measurements and
+//! the headless runner.
 //!
 //! Everything that draws takes `Option`al asset stores, so the same set-up code runs headless
 //! (`MinimalPlugins`, no renderer).
 #![allow(dead_code, reason = "shared by the examples, each using a part")]
 
+pub mod measure;
+
 use std::path::PathBuf;
 
 use bevy::{
     asset::RenderAssetUsages,
+    core_pipeline::tonemapping::DebandDither,
     light::CascadeShadowConfigBuilder,
+    math::primitives::Cuboid as Cuboid3,
     mesh::{Indices, PrimitiveTopology},
     prelude::*,
 };
 use bevy_rapier3d::prelude::*;
 use bevy_rtcd::prelude::*;
 use bevy_rtcd::rtcd::RtcdMesh;
+use rtcd_scenes::Cuboid;
 
 /// Path of `assets/meshes/{name}.obj` (absolute: examples run from any working directory).
 pub fn mesh_path(name: &str) -> PathBuf {
@@ -36,90 +42,51 @@ pub fn render_mesh(mesh: &RtcdMesh) -> Mesh {
         .with_inserted_indices(Indices::U32(indices))
 }
 
-/// The static ground: a cuboid slab whose top face is y = 0, and optionally four low walls around
-/// it (all plain Rapier cuboids; the plugin ray-traces mesh bodies against static cuboids).
-#[derive(Clone, Copy, Debug)]
-pub struct Ground {
-    /// Half size of the walled floor in x and z (inside the walls).
-    pub half_size: Vec2,
-    /// Height of the walls above the floor; `None`: no walls.
-    pub wall_height: Option<f32>,
-}
-
-impl Ground {
-    /// Half thickness of the slab.
-    pub const SLAB_HALF: f32 = 0.5;
-    /// Wall thickness.
-    pub const WALL: f32 = 0.3;
-    /// How far the slab reaches beyond the walls (or the floor).
-    pub const MARGIN: f32 = 1.0;
-
-    /// Half extents of the slab in x and z.
-    pub fn slab_half(&self) -> Vec2 {
-        self.half_size + Vec2::splat(Self::WALL + Self::MARGIN)
-    }
-
-    /// Whether a point is over the slab (so below y = 0 means through it).
-    pub fn over_slab(&self, p: Vec3) -> bool {
-        let h = self.slab_half();
-        p.x.abs() <= h.x && p.z.abs() <= h.y
-    }
-
-    /// Cuboids (centre, half extents) of the slab and the walls.
-    pub fn boxes(&self) -> Vec<(Vec3, Vec3)> {
-        let s = self.slab_half();
-        let mut boxes = vec![(Vec3::new(0.0, -Self::SLAB_HALF, 0.0), Vec3::new(s.x, Self::SLAB_HALF, s.y))];
-        if let Some(h) = self.wall_height {
-            let (hx, hz, t) = (self.half_size.x, self.half_size.y, Self::WALL * 0.5);
-            let y = h * 0.5;
-            boxes.push((Vec3::new(hx + t, y, 0.0), Vec3::new(t, y, hz + 2.0 * t)));
-            boxes.push((Vec3::new(-hx - t, y, 0.0), Vec3::new(t, y, hz + 2.0 * t)));
-            boxes.push((Vec3::new(0.0, y, hz + t), Vec3::new(hx, y, t)));
-            boxes.push((Vec3::new(0.0, y, -hz - t), Vec3::new(hx, y, t)));
-        }
-        boxes
-    }
-
-    /// Spawns the static colliders, and their meshes when `render` is given.
-    pub fn spawn(
-        &self,
-        commands: &mut Commands,
-        mut render: Option<(&mut Assets<Mesh>, &mut Assets<StandardMaterial>)>,
-    ) {
-        let floor = render.as_mut().map(|(_, materials)| {
-            materials.add(StandardMaterial {
-                base_color: Color::srgb(0.32, 0.34, 0.36),
-                perceptual_roughness: 0.9,
-                ..default()
-            })
-        });
-        let wall = render.as_mut().map(|(_, materials)| {
-            materials.add(StandardMaterial {
-                base_color: Color::srgba(0.55, 0.6, 0.68, 0.35),
-                alpha_mode: AlphaMode::Blend,
-                ..default()
-            })
-        });
-        for (k, (centre, half)) in self.boxes().into_iter().enumerate() {
-            let mut e = commands.spawn((
-                Name::new(if k == 0 { "ground" } else { "wall" }),
-                Collider::cuboid(half.x, half.y, half.z),
-                Transform::from_translation(centre),
+/// Spawns static boxes (plain Rapier cuboids: the plugin ray-traces mesh bodies against them): the
+/// ground, then walls; with `render`, the ground opaque and the walls see-through.
+pub fn spawn_static_boxes(
+    commands: &mut Commands,
+    ground: Cuboid,
+    walls: &[Cuboid],
+    mut render: Option<(&mut Assets<Mesh>, &mut Assets<StandardMaterial>)>,
+) {
+    let looks = render.as_mut().map(|(_, materials)| {
+        let floor = StandardMaterial {
+            base_color: Color::srgb(0.32, 0.34, 0.36),
+            perceptual_roughness: 0.9,
+            ..default()
+        };
+        let wall = StandardMaterial {
+            base_color: Color::srgba(0.55, 0.6, 0.68, 0.15),
+            alpha_mode: AlphaMode::Blend,
+            ..default()
+        };
+        [materials.add(floor), materials.add(wall)]
+    });
+    for (k, b) in std::iter::once(&ground).chain(walls).enumerate() {
+        let h = b.half_extents;
+        let mut e = commands.spawn((
+            Name::new(if k == 0 { "ground" } else { "wall" }),
+            Collider::cuboid(h.x, h.y, h.z),
+            Transform::from_translation(b.center),
+        ));
+        if let (Some((meshes, _)), Some(looks)) = (render.as_mut(), &looks) {
+            e.insert((
+                Mesh3d(meshes.add(Cuboid3::from_size(2.0 * h))),
+                MeshMaterial3d(looks[k.min(1)].clone()),
             ));
-            if let Some((meshes, _)) = render.as_mut() {
-                let material = if k == 0 { floor.clone() } else { wall.clone() };
-                e.insert((
-                    Mesh3d(meshes.add(Cuboid::from_size(2.0 * half))),
-                    MeshMaterial3d(material.expect("render given")),
-                ));
-            }
         }
     }
 }
 
-/// A 3D camera at `eye` looking at `target`.
+/// A 3D camera at `eye` looking at `target`. Without deband dithering: its noise would make a
+/// screenshot several times larger as a PNG, and the scene has no wide gradients to band.
 pub fn spawn_camera(commands: &mut Commands, eye: Vec3, target: Vec3) {
-    commands.spawn((Camera3d::default(), Transform::from_translation(eye).looking_at(target, Vec3::Y)));
+    commands.spawn((
+        Camera3d::default(),
+        DebandDither::Disabled,
+        Transform::from_translation(eye).looking_at(target, Vec3::Y),
+    ));
 }
 
 /// A sun with shadows (cascades sized for a scene of about `extent` metres) and some ambient light.
@@ -134,7 +101,16 @@ pub fn spawn_lights(commands: &mut Commands, extent: f32) {
 
 /// The on-screen panel: [`RtcdDiagnostics`] of the last tick, plus lines the example puts in
 /// [`PanelLines`], refreshed every frame.
-pub struct DiagnosticsPanelPlugin;
+pub struct DiagnosticsPanelPlugin {
+    /// Text size in pixels.
+    pub font_size: f32,
+}
+
+impl Default for DiagnosticsPanelPlugin {
+    fn default() -> Self {
+        Self { font_size: 14.0 }
+    }
+}
 
 /// Extra lines shown under the diagnostics (set by the example).
 #[derive(Resource, Default)]
@@ -145,15 +121,18 @@ struct DiagnosticsPanel;
 
 impl Plugin for DiagnosticsPanelPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<PanelLines>().add_systems(Startup, spawn_panel).add_systems(Update, update_panel);
+        let font = TextFont::from_font_size(self.font_size);
+        app.init_resource::<PanelLines>()
+            .add_systems(Startup, move |commands: Commands| spawn_panel(commands, font.clone()))
+            .add_systems(Update, update_panel);
     }
 }
 
-fn spawn_panel(mut commands: Commands) {
+fn spawn_panel(mut commands: Commands, font: TextFont) {
     commands.spawn((
         DiagnosticsPanel,
         Text::new("rtcd: starting"),
-        TextFont::from_font_size(14.0),
+        font,
         TextColor(Color::WHITE),
         BackgroundColor(Color::srgba(0.0, 0.0, 0.0, 0.55)),
         Node {
@@ -170,15 +149,16 @@ fn spawn_panel(mut commands: Commands) {
 pub fn diagnostics_text(d: &RtcdDiagnostics) -> String {
     let gpu = d.gpu_time.map(|t| format!(" (gpu {:.2} ms)", t.as_secs_f64() * 1e3)).unwrap_or_default();
     format!(
-        "backend: {}\nnarrow phase: {:.2} ms{gpu}\npairs: {}\nrays: {} standard, {} iterative, {} predictive\n\
-         iterative hit rate: {:.1} %\ncontacts: {} points ({} rays in contact), deepest {:.2} mm",
+        "backend {}: narrow phase {:.2} ms{gpu}, {} pairs\n\
+         rays: {} standard, {} iterative ({:.1} % hit), {} predictive\n\
+         contacts: {} points from {} rays, deepest {:.2} mm",
         if d.backend.is_empty() { "(not started)" } else { &d.backend },
         d.narrow_phase_time.as_secs_f64() * 1e3,
         d.pairs,
         d.standard_rays,
         d.iterative_rays,
-        d.predictive_rays,
         100.0 * d.iterative_hit_rate,
+        d.predictive_rays,
         d.contacts,
         d.contact_rays,
         1e3 * d.max_depth,
