@@ -6,6 +6,7 @@
 #import rtcd::geometry::{vertex_of, triangle_of}
 #import rtcd::pairs::{pairs, params, find_pair, from_mesh, to_mesh, from_to_q, from_to_t}
 #import rtcd::reproject::reproject
+#import rtcd::cuboid::box_face_normal
 
 @group(0) @binding(7) var<storage, read> entries: array<EntryHit>;
 @group(0) @binding(9) var<storage, read> offsets: array<u32>;
@@ -39,8 +40,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let v = vertex_of(src, hit.vertex);
     let q = from_to_q(pair, dir);
     let origin = transform_point(q, from_to_t(pair, dir), v.p.xyz);
-    let d = quat_rotate(q, -v.n.xyz);
-    let n_tri = triangle_of(to, hit.triangle).n.xyz;
+    var d = quat_rotate(q, -v.n.xyz);
+    var n_tri = triangle_of(to, hit.triangle).n.xyz;
+    if (to.cuboid != 0u) {
+        // An exact box contact: the face normal is both the direction and the hit normal.
+        n_tri = box_face_normal(hit.triangle);
+        d = n_tri;
+    }
     let r = reproject(origin, d, hit.t, n_tri, pair.pose12_q, pair.pose12_t, dir == 1u, params.reprojection != 0u);
     // The ray in shape 1's frame: direction 0 casts from shape 1 (rotate back by pose12_q).
     let ray_a = select(quat_rotate(pair.pose12_q, d), d, dir == 1u);

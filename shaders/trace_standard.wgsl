@@ -1,8 +1,8 @@
 // Kernel, one thread per entry of the flattened ray list (pair direction × vertex) of the pairs traced
 // with the standard tracer this step: candidate test, a standard trace of both sides of the line
 // (brute force, or the stackless BVH with the TRACER_BVH shader def), Hermann validity and
-// prediction culling. Writes one EntryHit per entry. Mirror of standard_direction in
-// crates/rtcd/src/detect/pair.rs.
+// prediction culling; against a box, the exact contact of one of its faces instead of a ray. Writes one
+// EntryHit per entry. Mirror of standard_direction in crates/rtcd/src/detect/pair.rs.
 #import rtcd::types::{EntryHit, NONE, PAIR_STANDARD, OUTCOME_NONE, OUTCOME_CONTACT, OUTCOME_PREDICTION, OUTCOME_REJECTED, RAY_STANDARD, COUNT_STANDARD_RAYS}
 #import rtcd::math::{quat_rotate, transform_point, linear_index}
 #import rtcd::geometry::{vertex_of, triangle_of}
@@ -12,6 +12,7 @@
 #import rtcd::trace_brute::{trace_brute, LineHits}
 #import rtcd::trace_bvh::trace_bvh
 #import rtcd::hermann::{contact_valid, prediction_valid}
+#import rtcd::cuboid::{box_half_extents, box_vertex_face, box_outcome}
 
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
 @group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 8>;
@@ -53,10 +54,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                     reach_min = pair.reach_a_min;
                     reach_max = pair.reach_a_max;
                 }
-                if (is_candidate(o, reach_min, reach_max)) {
+                let to = to_mesh(pair, e.dir);
+                if (is_candidate(o, reach_min, reach_max) && to.cuboid != 0u) {
+                    // A box: the exact contact of one of its faces (rtcd::detect::box_vertex_face), no ray.
                     atomicAdd(&traced, 1u);
                     let d = quat_rotate(q, -v.n.xyz);
-                    let to = to_mesh(pair, e.dir);
+                    let f = box_vertex_face(box_half_extents(to), o, d, v.p.w);
+                    let outcome = box_outcome(f.distance, dot(d, f.normal), params.prediction != 0u, params.culling_dist);
+                    out = EntryHit(f.triangle, -f.distance, outcome | (RAY_STANDARD << 2u) | (e.dir << 4u), e.index);
+                } else if (is_candidate(o, reach_min, reach_max)) {
+                    atomicAdd(&traced, 1u);
+                    let d = quat_rotate(q, -v.n.xyz);
                     let back = select(0.0, params.culling_dist, params.prediction != 0u);
 #ifdef TRACER_BVH
                     let hits = trace_bvh(to, o, d, back, v.p.w);

@@ -11,6 +11,9 @@ const BARYCENTRIC_EPS: f32 = 1e-5;
 const PARALLEL_EPS: f32 = 1e-7;
 // BvhNode.leaf: first triangle << LEAF_COUNT_BITS | count (0 for an internal node).
 const LEAF_COUNT_BITS: u32 = 4u;
+// Triangles per face of a box mesh (rtcd::detect::TRIANGLES_PER_BOX_FACE): face f's first triangle is
+// TRIANGLES_PER_BOX_FACE * f.
+const TRIANGLES_PER_BOX_FACE: u32 = 2u;
 
 // Outcome of one ray (EntryHit.kind bits 0-1).
 const OUTCOME_NONE: u32 = 0u;
@@ -22,6 +25,9 @@ const RAY_STANDARD: u32 = 0u;
 const RAY_ITERATIVE: u32 = 1u;
 const RAY_PREDICTIVE: u32 = 2u;
 // Direction (bit 4): 0 = shape 1's vertex against shape 2, 1 = the reverse.
+// Bit 5: a prediction kept as a record that makes no speculative contact (a vertex whose opposite ray
+// does not meet a box's face within culling_dist, shaders/cuboid.wgsl).
+const ENTRY_RECORD_ONLY: u32 = 32u;
 
 // Pair.flags
 const PAIR_STANDARD: u32 = 1u;
@@ -72,7 +78,9 @@ struct MeshRef {
     triangle_count: u32,
     bvh_offset: u32,
     bvh_count: u32,
-    pad_a: u32,
+    // 1 for a box (rtcd::RtcdMesh::cuboid, centred on its frame's origin): vertices of the other mesh
+    // get exact contacts against it (shaders/cuboid.wgsl), not rays. 0 otherwise.
+    cuboid: u32,
     pad_b: u32,
 }
 

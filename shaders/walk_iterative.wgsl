@@ -1,13 +1,15 @@
 // Kernel, one thread per entry of the flattened ray list of the pairs traced iteratively this step:
 // one record of last step (a vertex in contact, or a prediction) walks the hit mesh's adjacency from
 // its triangle (IRTCD 2013 Alg. 1 with the 2014 prediction lines), then Hermann validity and
-// prediction culling. Mirror of iterative_direction in crates/rtcd/src/detect/pair.rs.
+// prediction culling; against a box, the exact contact of one of its faces instead of a walk. Mirror of
+// iterative_direction in crates/rtcd/src/detect/pair.rs.
 #import rtcd::types::{EntryHit, Slot, Record, NONE, PAIR_STANDARD, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, OUTCOME_REJECTED, RAY_ITERATIVE, RAY_PREDICTIVE, COUNT_ITERATIVE_RAYS, COUNT_PREDICTIVE_RAYS, COUNT_ITERATIVE_HITS, COUNT_WALK_STEPS}
 #import rtcd::math::{quat_rotate, transform_point, linear_index}
 #import rtcd::geometry::{vertex_of, triangle_of}
 #import rtcd::pairs::{pairs, params, entry_ref, from_mesh, to_mesh, from_to_q, from_to_t}
 #import rtcd::walk::{walk, WALK_HIT, WALK_BEHIND}
 #import rtcd::hermann::{contact_valid, prediction_valid}
+#import rtcd::cuboid::{box_half_extents, box_vertex_face, box_outcome}
 
 @group(0) @binding(5) var<storage, read> slots: array<Slot>;
 @group(0) @binding(6) var<storage, read> prev_records: array<Record>;
@@ -48,20 +50,31 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
             let v = vertex_of(src, rec.vertex);
             let q = from_to_q(pair, e.dir);
             let o = transform_point(q, from_to_t(pair, e.dir), v.p.xyz);
-            let d = quat_rotate(q, -v.n.xyz);
-            let w = walk(to, o, d, start, params.max_it);
-            atomicAdd(&wg_steps, w.steps);
-            var outcome = OUTCOME_REJECTED;
-            if (w.outcome == WALK_HIT || w.outcome == WALK_BEHIND) {
-                let n_tri = triangle_of(to, w.triangle).n.xyz;
-                if (w.outcome == WALK_HIT && contact_valid(d, n_tri, w.t, v.p.w)) {
-                    outcome = OUTCOME_CONTACT;
+            if (to.cuboid != 0u) {
+                // A box: the exact contact of one of its faces again, no walk.
+                let d = quat_rotate(q, -v.n.xyz);
+                let f = box_vertex_face(box_half_extents(to), o, d, v.p.w);
+                let outcome = box_outcome(f.distance, dot(d, f.normal), params.prediction != 0u, params.culling_dist);
+                if (outcome == OUTCOME_CONTACT) {
                     atomicAdd(&wg_hits, 1u);
-                } else if (w.outcome == WALK_BEHIND && params.prediction != 0u && prediction_valid(d, n_tri, w.t, params.culling_dist)) {
-                    outcome = OUTCOME_PREDICTION;
                 }
+                entries[i] = EntryHit(f.triangle, -f.distance, outcome | (kind << 2u) | (e.dir << 4u), rec.vertex);
+            } else {
+                let d = quat_rotate(q, -v.n.xyz);
+                let w = walk(to, o, d, start, params.max_it);
+                atomicAdd(&wg_steps, w.steps);
+                var outcome = OUTCOME_REJECTED;
+                if (w.outcome == WALK_HIT || w.outcome == WALK_BEHIND) {
+                    let n_tri = triangle_of(to, w.triangle).n.xyz;
+                    if (w.outcome == WALK_HIT && contact_valid(d, n_tri, w.t, v.p.w)) {
+                        outcome = OUTCOME_CONTACT;
+                        atomicAdd(&wg_hits, 1u);
+                    } else if (w.outcome == WALK_BEHIND && params.prediction != 0u && prediction_valid(d, n_tri, w.t, params.culling_dist)) {
+                        outcome = OUTCOME_PREDICTION;
+                    }
+                }
+                entries[i] = EntryHit(w.triangle, w.t, outcome | (kind << 2u) | (e.dir << 4u), rec.vertex);
             }
-            entries[i] = EntryHit(w.triangle, w.t, outcome | (kind << 2u) | (e.dir << 4u), rec.vertex);
         }
     }
     workgroupBarrier();

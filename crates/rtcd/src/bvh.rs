@@ -63,6 +63,17 @@ pub fn build(tri_boxes: &[Aabb]) -> (Vec<BvhNode>, Vec<u32>) {
     (nodes, order)
 }
 
+/// A hierarchy of one leaf holding every triangle in input order (at most
+/// `2^LEAF_COUNT_BITS - 1` of them), returned as [`build`] returns its own: for a box
+/// ([`RtcdMesh::cuboid`](crate::RtcdMesh::cuboid)), whose leaf is then the solid box.
+pub fn single_leaf(tri_boxes: &[Aabb]) -> (Vec<BvhNode>, Vec<u32>) {
+    let count = tri_boxes.len() as u32;
+    assert!(count > 0 && count < 1 << LEAF_COUNT_BITS, "{count} triangles in one leaf");
+    let bounds = tri_boxes.iter().fold(Aabb::EMPTY, |b, t| b.union(*t));
+    let node = BvhNode { min: bounds.min.to_array(), miss: 1, max: bounds.max.to_array(), leaf: count };
+    (vec![node], (0..count).collect())
+}
+
 const BINS: usize = 12;
 
 fn build_node(

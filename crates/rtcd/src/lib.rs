@@ -31,6 +31,11 @@
 //!   ([`detect::needs_standard_trace`]). No step's result changes, but the steps at which such a pair
 //!   is traced again move (and with them its reference pose), so a simulation's later steps differ
 //!   slightly from the paper's schedule.
+//! - A box built by [`RtcdMesh::cuboid`] is treated as the exact solid box it is: a vertex of the
+//!   other mesh inside it gets an exact contact with one of its faces ([`detect::box_vertex_face`]:
+//!   the face its inward ray leaves the box through while still in its own body, else the face of
+//!   least penetration) instead of a ray, so bodies thinner than their penetration keep their
+//!   contacts against it; the box's corners cast their rays as usual.
 //!
 //! The crate has no Bevy and no GPU dependency. Everything is `f32`, as on the GPU.
 //!

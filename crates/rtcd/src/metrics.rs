@@ -26,7 +26,8 @@ pub struct StepMetrics {
     /// [`Self::pairs`].
     pub held_pairs: usize,
     /// Rays traced by the standard tracer (one per candidate vertex; each also looks behind the
-    /// vertex for a prediction when prediction is on).
+    /// vertex for a prediction when prediction is on). A vertex tested against a box
+    /// ([`RtcdMesh::cuboid`](crate::RtcdMesh::cuboid)) counts as one, as in the next three.
     pub standard_rays: u64,
     /// Walks from vertices in contact last step.
     pub iterative_rays: u64,

@@ -1,11 +1,13 @@
 //! Cuboid colliders (the usual static ground and walls) seen as [`RtcdMesh`] boxes, so our meshes
 //! collide with them through the ray-traced narrow phase too. One mesh per distinct half-extents,
-//! built once and shared by the driver and the dispatcher.
+//! built once and shared by the driver and the dispatcher. Each is an exact box
+//! ([`RtcdMesh::cuboid`]): a vertex of a mesh inside the cuboid gets an exact contact with one of
+//! its faces, however thin the mesh is, and the cuboid's corners cast their rays into the mesh.
 
 use std::sync::{Arc, Mutex};
 
 use glam::Vec3;
-use rtcd::{RtcdMesh, shapes};
+use rtcd::RtcdMesh;
 use rustc_hash::FxHashMap;
 
 /// Identifies a cuboid by its exact half-extents (the bits of the three floats). The dispatcher only
@@ -30,24 +32,20 @@ impl GroundMeshes {
         Self::default()
     }
 
-    /// The box mesh for these half-extents (8 vertices, 12 triangles; the meshes' vertex rays hit
-    /// its faces). `None` when the box is rejected (zero or non-finite extents); that is logged once
-    /// per half-extents and the pair is left to Rapier's default dispatcher.
+    /// The box mesh for these half-extents ([`RtcdMesh::cuboid`]: 8 vertices, 12 triangles, exact
+    /// contacts for the vertices inside it). `None` when the box is rejected (zero or non-finite
+    /// extents); that is logged once per half-extents and the pair is left to Rapier's default
+    /// dispatcher.
     pub fn get(&self, half_extents: Vec3) -> Option<Arc<RtcdMesh>> {
         let key = cuboid_key(half_extents);
         let mut meshes = self.meshes.lock().unwrap_or_else(|e| e.into_inner());
         meshes
             .entry(key)
-            .or_insert_with(|| {
-                let (v, i) = shapes::cuboid(half_extents);
-                match RtcdMesh::new(format!("cuboid {half_extents}"), &v, &i) {
-                    Ok(m) => Some(Arc::new(m)),
-                    Err(e) => {
-                        log::warn!(
-                            "rtcd_rapier: cuboid {half_extents} is left to Rapier's narrow phase: {e}"
-                        );
-                        None
-                    }
+            .or_insert_with(|| match RtcdMesh::cuboid(format!("cuboid {half_extents}"), half_extents) {
+                Ok(m) => Some(Arc::new(m)),
+                Err(e) => {
+                    log::warn!("rtcd_rapier: cuboid {half_extents} is left to Rapier's narrow phase: {e}");
+                    None
                 }
             })
             .clone()
@@ -75,6 +73,7 @@ mod tests {
         let b = g.clone().get(Vec3::new(5.0, 0.5, 5.0)).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(a.positions().len(), 8);
+        assert_eq!(a.cuboid_half_extents(), Some(Vec3::new(5.0, 0.5, 5.0)));
         assert!(g.get(Vec3::new(0.0, 1.0, 1.0)).is_none());
         assert_eq!(g.len(), 2);
     }

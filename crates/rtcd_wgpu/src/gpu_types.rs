@@ -4,7 +4,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::{Quat, Vec3};
 
-pub use rtcd::bvh::BvhNode as GpuBvhNode;
+pub use rtcd::{bvh::BvhNode as GpuBvhNode, detect::TRIANGLES_PER_BOX_FACE};
 
 /// `Vertex`: position with the exit distance in `w`, outward normal.
 #[repr(C)]
@@ -44,8 +44,9 @@ pub struct GpuMeshRef {
     pub bvh_offset: u32,
     /// BVH node count.
     pub bvh_count: u32,
-    /// Padding.
-    pub _pad_a: u32,
+    /// 1 for a box ([`rtcd::RtcdMesh::cuboid`]), whose other mesh's vertices get exact contacts
+    /// (`shaders/cuboid.wgsl`); 0 otherwise.
+    pub cuboid: u32,
     /// Padding.
     pub _pad_b: u32,
 }
@@ -142,7 +143,7 @@ pub struct GpuEntryHit {
     pub triangle: u32,
     /// Ray parameter.
     pub t: f32,
-    /// `outcome | ray kind << 2 | direction << 4`.
+    /// `outcome | ray kind << 2 | direction << 4`, with [`ENTRY_RECORD_ONLY`].
     pub kind: u32,
     /// Casting vertex.
     pub vertex: u32,
@@ -212,6 +213,9 @@ pub const RAY_STANDARD: u32 = 0;
 pub const RAY_ITERATIVE: u32 = 1;
 /// See [`RAY_STANDARD`].
 pub const RAY_PREDICTIVE: u32 = 2;
+/// `EntryHit.kind` bit of a prediction that is kept as a record but makes no speculative contact
+/// (a vertex whose opposite ray does not meet a box's face within `culling_dist`).
+pub const ENTRY_RECORD_ONLY: u32 = 32;
 /// `Record.triangle` bit of a prediction.
 pub const RECORD_PREDICTION: u32 = 0x8000_0000;
 /// Number of counters.

@@ -76,6 +76,7 @@ impl MeshStore {
             triangle_count: triangles.len() as u32,
             bvh_offset: self.bvh_len as u32,
             bvh_count: mesh.bvh().len() as u32,
+            cuboid: u32::from(mesh.cuboid_half_extents().is_some()),
             ..Default::default()
         };
         self.vertices.reserve(device, encoder, self.vertex_len + vertices.len() as u64, self.vertex_len)?;

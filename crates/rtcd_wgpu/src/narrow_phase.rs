@@ -871,7 +871,7 @@ fn parse_pair(
             candidates.push(cand);
         } else {
             m.prediction_records += 1;
-            if dist <= opts.prediction_distance {
+            if dist <= opts.prediction_distance && kind & ENTRY_RECORD_ONLY == 0 {
                 candidates.push(cand);
             }
         }

@@ -13,6 +13,7 @@ pub const MODULES: &[(&str, &str)] = &[
     ("math.wgsl", include_str!("../../../shaders/math.wgsl")),
     ("ray_triangle.wgsl", include_str!("../../../shaders/ray_triangle.wgsl")),
     ("geometry.wgsl", include_str!("../../../shaders/geometry.wgsl")),
+    ("cuboid.wgsl", include_str!("../../../shaders/cuboid.wgsl")),
     ("trace_brute.wgsl", include_str!("../../../shaders/trace_brute.wgsl")),
     ("trace_bvh.wgsl", include_str!("../../../shaders/trace_bvh.wgsl")),
     ("walk.wgsl", include_str!("../../../shaders/walk.wgsl")),

@@ -40,3 +40,40 @@ fn rust_mirrors_match_wgsl_sizes() {
     check("Params", size_of::<GpuParams>(), align_of::<GpuParams>());
     check("ScanParams", size_of::<GpuScanParams>(), align_of::<GpuScanParams>());
 }
+
+/// The constants both sides read have one value: each WGSL constant in `shaders/types.wgsl` that
+/// has a Rust counterpart equals it.
+#[test]
+fn wgsl_constants_match_rust() {
+    let source: String = rtcd_wgpu::shaders::MODULES[0]
+        .1
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let module = naga::front::wgsl::parse_str(&source).unwrap();
+    let value = |name: &str| -> u64 {
+        let (_, c) = module
+            .constants
+            .iter()
+            .find(|(_, c)| c.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("no constant {name} in types.wgsl"));
+        match module.global_expressions[c.init] {
+            naga::Expression::Literal(naga::Literal::U32(v)) => v as u64,
+            naga::Expression::Literal(naga::Literal::F32(v)) => v.to_bits() as u64,
+            ref e => panic!("{name}: {e:?}"),
+        }
+    };
+    assert_eq!(value("TRIANGLES_PER_BOX_FACE"), TRIANGLES_PER_BOX_FACE as u64);
+    assert_eq!(value("LEAF_COUNT_BITS"), rtcd::bvh::LEAF_COUNT_BITS as u64);
+    assert_eq!(value("BARYCENTRIC_EPS"), rtcd::ray::BARYCENTRIC_EPS.to_bits() as u64);
+    assert_eq!(value("RECORD_PREDICTION"), RECORD_PREDICTION as u64);
+    assert_eq!(value("PAIR_STANDARD"), PAIR_STANDARD as u64);
+    assert_eq!(value("PAIR_NEW"), PAIR_NEW as u64);
+    assert_eq!(value("OUTCOME_CONTACT"), OUTCOME_CONTACT as u64);
+    assert_eq!(value("OUTCOME_PREDICTION"), OUTCOME_PREDICTION as u64);
+    assert_eq!(value("OUTCOME_REJECTED"), OUTCOME_REJECTED as u64);
+    assert_eq!(value("RAY_ITERATIVE"), RAY_ITERATIVE as u64);
+    assert_eq!(value("RAY_PREDICTIVE"), RAY_PREDICTIVE as u64);
+    assert_eq!(value("ENTRY_RECORD_ONLY"), ENTRY_RECORD_ONLY as u64);
+}

@@ -1,7 +1,11 @@
 //! Per-pair detection: Hermann's vertex rays, IRTCD's iterative walk with its displacement criterion,
-//! and the 2014 paper's predictive rays. `pair::detect_pair` runs one pair for one step.
+//! and the 2014 paper's predictive rays, and exact vertex contacts against boxes
+//! ([`box_vertex_face`]). `pair::detect_pair` runs one pair for one step.
 
+mod cuboid;
 pub(crate) mod pair;
+
+pub use cuboid::{BoxFace, TRIANGLES_PER_BOX_FACE, box_exit_face, box_vertex_face, nearest_box_face};
 
 pub use pair::{
     TraceReference, candidate_region, max_displacement, needs_standard_trace, ray_reach, reach_box,

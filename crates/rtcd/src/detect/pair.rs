@@ -1,12 +1,13 @@
 //! One pair, one step: the displacement criterion (IRTCD 2013 Eq. 2) picks standard or iterative
 //! tracing, rays are cast from both meshes' vertices, validated (Hermann 2008 Alg. 1), re-projected
-//! (2014 §3.2) and reduced to manifolds.
+//! (2014 §3.2) and reduced to manifolds. Against a box ([`RtcdMesh::cuboid`]) a vertex gets the exact
+//! contact of one of its faces instead of a ray ([`box_vertex`]).
 
 use std::collections::HashMap;
 
 use glam::{Mat3A, Vec3, Vec3A};
 
-use super::{PairState, RayKind, RayRecord};
+use super::{PairState, RayKind, RayRecord, box_vertex_face};
 use crate::{
     aabb::Aabb,
     bvh::BvhNode,
@@ -640,6 +641,7 @@ fn standard_direction(
     let back = if params.prediction { params.culling_dist } else { 0.0 };
     let exits = dir.from.exit_distances();
     let reach_box = reach_box(dir.to, params);
+    let cuboid = dir.to.cuboid_half_extents();
     for (v, p) in dir.from.positions().iter().enumerate() {
         if !region.contains(*p) {
             continue;
@@ -649,8 +651,15 @@ fn standard_direction(
         if reach_box.is_some_and(|b| !b.contains(ray.origin)) {
             continue;
         }
-        let hits = params.tracer.trace_line(dir.to, &ray, back, exits[v as usize], NO_SKIP);
         metrics.standard_rays += 1;
+        if let Some(half) = cuboid {
+            let (record, f) =
+                box_vertex(dir, v, &ray, half, exits[v as usize], params, speculative, contacts);
+            push_box_debug(&mut rays, dir, v, ray.origin, &f, RayKind::Standard, record.is_some());
+            records.extend(record);
+            continue;
+        }
+        let hits = params.tracer.trace_line(dir.to, &ray, back, exits[v as usize], NO_SKIP);
         match (hits.forward, hits.backward) {
             // Hermann Alg. 1: the first hit faces away from the ray (hit from inside the other body)
             // and comes before the ray leaves its own body (`fwd` = exit distance).
@@ -699,6 +708,69 @@ fn standard_direction(
     }
 }
 
+/// The exact contact of vertex `v` of `dir.from`, whose inward ray is `ray` (in the frame of the box
+/// `dir.to`, of half extents `half`: [`RtcdMesh::cuboid`]), in the ray contacts' format: the face
+/// [`box_vertex_face`] picks stands for the hit triangle, its outward normal for both the ray
+/// direction and the hit normal, and `t` is minus the signed distance to its plane, so [`reproject`]
+/// gives the vertex as the point, that distance as the depth and the normal as the direction.
+/// Inside the box (`t >= 0`) a contact. Outside, within `culling_dist` and with prediction, a
+/// prediction record (2014 §3.1): every vertex that can enter the box before the next standard
+/// step is tested again at each iterative step, whichever way it faces, since the exact test, unlike
+/// a walk, does not depend on the ray. It becomes a speculative contact within `speculative` only
+/// where a predictive ray would give one: when the vertex's opposite ray (along its outward normal)
+/// meets the face's plane from outside within `culling_dist`. A vertex facing away from the face,
+/// or nearly parallel to it, has a part of its body nearer to the face, which carries the contact.
+/// The exit distance only picks the face: a vertex inside the box is in contact however thin its
+/// own body is. Returns the vertex's record, if it keeps one, and the face.
+#[expect(clippy::too_many_arguments, reason = "one vertex's test, with what the tracers pass")]
+fn box_vertex(
+    dir: &Direction,
+    v: u32,
+    ray: &Ray,
+    half: Vec3,
+    exit_distance: f32,
+    params: &RtcdParams,
+    speculative: f32,
+    contacts: &mut Vec<RayContact>,
+) -> (Option<RayRecord>, crate::detect::BoxFace) {
+    let f = box_vertex_face(half, ray.origin, ray.dir, exit_distance);
+    let in_contact = f.distance <= 0.0;
+    let predicted = params.prediction && f.distance <= params.culling_dist;
+    if !(in_contact || predicted) {
+        return (None, f);
+    }
+    // A speculative contact only where a predictive ray would give one: the vertex's opposite ray
+    // meets the face's plane from outside within `culling_dist`.
+    let dn = ray.dir.dot(f.normal);
+    let facing = dn > 0.0 && f.distance <= params.culling_dist * dn;
+    if in_contact || (facing && f.distance <= speculative) {
+        contacts.push(contact_of(dir, v, &Ray::new(ray.origin, f.normal), f.triangle, -f.distance, f.normal));
+    }
+    (Some(RayRecord { vertex: v, triangle: f.triangle, in_contact }), f)
+}
+
+/// Records [`box_vertex`]'s test of vertex `v` for the overlay when `rays` is there: the segment
+/// from the vertex to its face's plane, along the face normal.
+#[inline(always)]
+fn push_box_debug(
+    rays: &mut Option<&mut Vec<RayDebug>>,
+    dir: &Direction,
+    v: u32,
+    origin: Vec3,
+    f: &crate::detect::BoxFace,
+    kind: RayKind,
+    kept: bool,
+) {
+    if rays.is_some() {
+        let outcome = match (kept, f.distance <= 0.0) {
+            (false, _) => RayOutcome::Rejected,
+            (true, true) => RayOutcome::Contact,
+            (true, false) => RayOutcome::Prediction,
+        };
+        push_debug(rays, dir, v, &Ray::new(origin, f.normal), Some((f.triangle, -f.distance)), kind, outcome);
+    }
+}
+
 /// Where in `to`'s own frame a vertex must lie for its ray to leave a record, for a closed `to`:
 /// `to`'s box grown by the rays' reach ([`ray_reach`]) and a margin of 1e-4 of its diagonal against
 /// rounding. A contact needs the ray's first hit to leave `to` (Hermann's test), so the vertex is
@@ -737,6 +809,17 @@ fn iterative_direction(
         match kind {
             RayKind::Predictive => metrics.predictive_rays += 1,
             _ => metrics.iterative_rays += 1,
+        }
+        if let Some(half) = dir.to.cuboid_half_extents() {
+            let exit = exits[r.vertex as usize];
+            let (record, f) = box_vertex(dir, r.vertex, &ray, half, exit, params, speculative, contacts);
+            if let Some(record) = record {
+                metrics.iterative_hits += u64::from(record.in_contact);
+                records[kept] = record;
+                kept += 1;
+            }
+            push_box_debug(&mut rays, dir, r.vertex, ray.origin, &f, kind, record.is_some());
+            continue;
         }
         let w = walk(dir.to, &ray, r.triangle, params.max_it);
         metrics.walk_steps += w.steps as u64;

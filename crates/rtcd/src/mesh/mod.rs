@@ -104,6 +104,8 @@ pub struct RtcdMesh {
     average_triangle_size: f32,
     volume: f32,
     report: MeshReport,
+    /// Half extents when the mesh is the box [`RtcdMesh::cuboid`] built.
+    cuboid: Option<Vec3>,
 }
 
 impl RtcdMesh {
@@ -114,15 +116,54 @@ impl RtcdMesh {
     pub fn new(name: impl Into<String>, positions: &[Vec3], indices: &[u32]) -> Result<Self, MeshError> {
         let name = name.into();
         let cleaned = clean::clean(&name, positions, indices)?;
-        Ok(Self::from_clean(name, cleaned))
+        Ok(Self::from_clean(name, cleaned, None))
     }
 
-    fn from_clean(name: String, c: clean::Cleaned) -> Self {
+    /// The box `[-half_extents, half_extents]` (8 vertices, 12 triangles), which the narrow phase
+    /// treats as the exact solid box it is: a vertex of another mesh inside it (or, as a
+    /// prediction, near it) gets an exact contact with one of its faces
+    /// ([`crate::detect::box_vertex_face`]) instead of a ray, and Hermann's exit-distance test only
+    /// picks the face, so a body thinner than its penetration still gets its contacts. The box's
+    /// own corners cast their rays into the other mesh as any mesh's vertices do.
+    ///
+    /// Face `f` (`2 * axis` for the negative side, `2 * axis + 1` for the positive one) is made of
+    /// triangles `2 f` and `2 f + 1`, and the hierarchy is a single leaf holding the whole box, so
+    /// the separation bound ([`crate::detect::separation_bound`]) measures the distance to the solid
+    /// box, not to its surface.
+    pub fn cuboid(name: impl Into<String>, half_extents: Vec3) -> Result<Self, MeshError> {
+        let name = name.into();
+        let (positions, _) = crate::shapes::cuboid(half_extents);
+        // Faces -x, +x, -y, +y, -z, +z, two triangles each.
+        #[rustfmt::skip]
+        let indices = [
+            0, 4, 6, 0, 6, 2,
+            1, 3, 7, 1, 7, 5,
+            0, 1, 5, 0, 5, 4,
+            2, 6, 7, 2, 7, 3,
+            0, 2, 3, 0, 3, 1,
+            4, 5, 7, 4, 7, 6,
+        ];
+        let cleaned = clean::clean(&name, &positions, &indices)?;
+        let repaired = cleaned.positions.len() != 8
+            || cleaned.triangles.len() != 12
+            || cleaned.report.rewound_triangles + cleaned.report.inside_out_components > 0;
+        if repaired {
+            // Extents that welding or the orientation repair changed (zero, or too thin to tell
+            // corners apart): an ordinary mesh with the usual rays.
+            return Ok(Self::from_clean(name, cleaned, None));
+        }
+        Ok(Self::from_clean(name, cleaned, Some(half_extents.abs())))
+    }
+
+    fn from_clean(name: String, c: clean::Cleaned, cuboid: Option<Vec3>) -> Self {
         let clean::Cleaned { positions, triangles, report } = c;
-        // BVH first: it decides the triangle order.
+        // BVH first: it decides the triangle order. A box is one leaf, its triangles in face order.
         let boxes: Vec<Aabb> =
             triangles.iter().map(|t| Aabb::from_points(t.iter().map(|&i| &positions[i as usize]))).collect();
-        let (bvh, order) = bvh::build(&boxes);
+        let (bvh, order) = match cuboid {
+            Some(_) => bvh::single_leaf(&boxes),
+            None => bvh::build(&boxes),
+        };
         let triangles: Vec<[u32; 3]> = order.iter().map(|&i| triangles[i as usize]).collect();
         let neighbors = adjacency::build_adjacency(&triangles);
         let triangle_normals = normals::triangle_normals(&positions, &triangles);
@@ -160,6 +201,7 @@ impl RtcdMesh {
             average_triangle_size: edge_sum / edge_count.max(1) as f32,
             volume,
             report,
+            cuboid,
         };
         mesh.exit_distances = mesh.compute_exit_distances();
         mesh
@@ -245,5 +287,10 @@ impl RtcdMesh {
     /// Whether the surface is closed (no boundary edge).
     pub fn is_closed(&self) -> bool {
         self.report.closed
+    }
+    /// The half extents of a box built by [`RtcdMesh::cuboid`], which the narrow phase treats as
+    /// the exact solid box; `None` for every other mesh.
+    pub fn cuboid_half_extents(&self) -> Option<Vec3> {
+        self.cuboid
     }
 }
