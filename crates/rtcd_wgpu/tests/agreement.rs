@@ -10,8 +10,6 @@
 
 mod common;
 
-use std::collections::HashMap;
-
 use rtcd::{NarrowPhase, PairInput, PairKey, RtcdParams, StepOptions, TracerKind, narrow_phase::RayOutcome};
 use rtcd_wgpu::GpuNarrowPhase;
 
@@ -55,18 +53,8 @@ fn compare(tracer: TracerKind, force_standard: bool, seed: u64) -> Agreement {
         a.iterative_ticks += c.metrics.iterative_pairs as u64;
         for (cp, gp) in c.pairs.iter().zip(&g.pairs) {
             assert_eq!(cp.mode, gp.mode, "tick {tick}: the tracer decision is the host's, it must match");
-            type K = (bool, u32);
-            let collect = |rays: &[rtcd::narrow_phase::RayDebug]| -> HashMap<K, (RayOutcome, u32, f32)> {
-                rays.iter()
-                    .filter(|r| r.outcome != RayOutcome::Rejected)
-                    .map(|r| ((r.from_shape2, r.vertex), (r.outcome, r.triangle, r.t)))
-                    .collect()
-            };
-            let (cr, gr) = (collect(&cp.rays), collect(&gp.rays));
-            let mut keys: Vec<&K> = cr.keys().chain(gr.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
+            let (cr, gr) = (common::kept_rays(&cp.rays), common::kept_rays(&gp.rays));
+            for k in common::union_keys(&cr, &gr) {
                 a.rays += 1;
                 if let (Some(x), Some(y)) = (cr.get(k), gr.get(k))
                     && x.0 == y.0
@@ -81,19 +69,8 @@ fn compare(tracer: TracerKind, force_standard: bool, seed: u64) -> Agreement {
                 }
             }
             // Re-projected depths of the contacts both backends found on the same features.
-            let depths = |cs: &[rtcd::ContactCandidate]| -> HashMap<(u64, u64), f32> {
-                cs.iter()
-                    .filter(|c| c.dist < 0.0)
-                    .map(|c| ((c.fid1.packed(), c.fid2.packed()), c.dist))
-                    .collect()
-            };
-            let gd = depths(&gp.contacts);
-            for (k, dc) in depths(&cp.contacts) {
-                if let Some(dg) = gd.get(&k) {
-                    let rel = (dc - dg).abs() as f64 / dc.abs().max(1e-2) as f64;
-                    a.worst_rel_depth = a.worst_rel_depth.max(rel);
-                }
-            }
+            a.worst_rel_depth =
+                a.worst_rel_depth.max(common::worst_relative_depth(&cp.contacts, &gp.contacts));
             let count = |rays: &[rtcd::narrow_phase::RayDebug]| {
                 rays.iter().filter(|r| r.outcome == RayOutcome::Contact).count() as i64
             };

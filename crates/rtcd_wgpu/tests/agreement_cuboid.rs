@@ -16,14 +16,12 @@
 
 mod common;
 
-use std::collections::HashMap;
-
 use glam::Vec3;
 use rand::Rng;
 use rtcd::{
     NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepMode, StepOptions, TracerKind,
     detect::{box_exit_face, nearest_box_face},
-    narrow_phase::{RayDebug, RayOutcome},
+    narrow_phase::RayOutcome,
     shapes,
 };
 use rtcd_wgpu::GpuNarrowPhase;
@@ -137,18 +135,8 @@ fn compare(tracer: TracerKind, force_standard: bool, seed: u64) -> Counts {
             let half = bx.cuboid_half_extents().unwrap();
             // The mesh in the box's frame.
             let mesh_to_box = if mesh_first { input.pos12.inverse() } else { input.pos12 };
-            type K = (bool, u32);
-            let collect = |rays: &[RayDebug]| -> HashMap<K, (RayOutcome, u32, f32)> {
-                rays.iter()
-                    .filter(|r| r.outcome != RayOutcome::Rejected)
-                    .map(|r| ((r.from_shape2, r.vertex), (r.outcome, r.triangle, r.t)))
-                    .collect()
-            };
-            let (cr, gr) = (collect(&cp.rays), collect(&gp.rays));
-            let mut keys: Vec<&K> = cr.keys().chain(gr.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for key in keys {
+            let (cr, gr) = (common::kept_rays(&cp.rays), common::kept_rays(&gp.rays));
+            for key in common::union_keys(&cr, &gr) {
                 let same =
                     matches!((cr.get(key), gr.get(key)), (Some(x), Some(y)) if x.0 == y.0 && x.1 == y.1);
                 if key.0 == box_dir_from_shape2 {
@@ -194,13 +182,6 @@ fn compare(tracer: TracerKind, force_standard: bool, seed: u64) -> Counts {
                     c.rays_agree += u64::from(same);
                 }
             }
-            // Re-projected depths of the contacts both found on the same features.
-            let depths = |cs: &[rtcd::ContactCandidate]| -> HashMap<(u64, u64), f32> {
-                cs.iter()
-                    .filter(|c| c.dist < 0.0)
-                    .map(|c| ((c.fid1.packed(), c.fid2.packed()), c.dist))
-                    .collect()
-            };
             // Speculative contacts (predictions that face the box, within the prediction distance).
             let speculative = |cs: &[rtcd::ContactCandidate]| -> std::collections::BTreeSet<(u64, u64)> {
                 cs.iter().filter(|c| c.dist > 0.0).map(|c| (c.fid1.packed(), c.fid2.packed())).collect()
@@ -208,13 +189,9 @@ fn compare(tracer: TracerKind, force_standard: bool, seed: u64) -> Counts {
             let (cs, gs) = (speculative(&cp.contacts), speculative(&gp.contacts));
             c.speculative += cs.len() as u64;
             c.speculative_mismatch += cs.symmetric_difference(&gs).count() as u64;
-            let gd = depths(&gp.contacts);
-            for (key, dc) in depths(&cp.contacts) {
-                if let Some(dg) = gd.get(&key) {
-                    c.worst_rel_depth =
-                        c.worst_rel_depth.max((dc - dg).abs() as f64 / dc.abs().max(1e-2) as f64);
-                }
-            }
+            // Re-projected depths of the contacts both found on the same features.
+            c.worst_rel_depth =
+                c.worst_rel_depth.max(common::worst_relative_depth(&cp.contacts, &gp.contacts));
             c.box_contacts += cr
                 .iter()
                 .filter(|(key, v)| key.0 == box_dir_from_shape2 && v.0 == RayOutcome::Contact)

@@ -2,11 +2,14 @@
 //! seeded scenes.
 #![allow(dead_code, reason = "shared by several test binaries, each using a part")]
 
-use std::{path::PathBuf, sync::OnceLock};
+use std::{collections::HashMap, path::PathBuf, sync::OnceLock};
 
 use glam::{Quat, Vec3};
 use rand::{Rng, SeedableRng};
-use rtcd::{Pose, RtcdMesh};
+use rtcd::{
+    Pose, RtcdMesh,
+    narrow_phase::{RayDebug, RayOutcome},
+};
 use rtcd_wgpu::{DeviceOptions, GpuDevice, create_device};
 
 /// The shared device. Panics with the reason when none can be created: GPU tests must not skip.
@@ -80,4 +83,36 @@ impl Scene {
         let q = Quat::from_rotation_y(0.004 * t) * Quat::from_rotation_x(0.02 * (t * f2).sin());
         Pose::new(base.translation + d, base.rotation * q)
     }
+}
+
+/// A ray's key in a step's recorded rays: (from shape 2, vertex).
+pub type RayKey = (bool, u32);
+
+/// A step's recorded rays that were not rejected, by key: outcome, triangle and distance.
+pub fn kept_rays(rays: &[RayDebug]) -> HashMap<RayKey, (RayOutcome, u32, f32)> {
+    rays.iter()
+        .filter(|r| r.outcome != RayOutcome::Rejected)
+        .map(|r| ((r.from_shape2, r.vertex), (r.outcome, r.triangle, r.t)))
+        .collect()
+}
+
+/// The keys of either map, sorted, each once.
+pub fn union_keys<'a, V>(a: &'a HashMap<RayKey, V>, b: &'a HashMap<RayKey, V>) -> Vec<&'a RayKey> {
+    let mut keys: Vec<&RayKey> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// The largest relative difference between the depths of the penetrating contacts both steps found
+/// on the same features (relative to the CPU's depth, at least 1 cm).
+pub fn worst_relative_depth(cpu: &[rtcd::ContactCandidate], gpu: &[rtcd::ContactCandidate]) -> f64 {
+    let depths = |cs: &[rtcd::ContactCandidate]| -> HashMap<(u64, u64), f32> {
+        cs.iter().filter(|c| c.dist < 0.0).map(|c| ((c.fid1.packed(), c.fid2.packed()), c.dist)).collect()
+    };
+    let gd = depths(gpu);
+    depths(cpu)
+        .into_iter()
+        .filter_map(|(k, dc)| gd.get(&k).map(|dg| (dc - dg).abs() as f64 / dc.abs().max(1e-2) as f64))
+        .fold(0.0, f64::max)
 }
