@@ -38,6 +38,7 @@ use crate::{
     kernels::{Kernels, Pipeline, grid},
     mesh_store::MeshStore,
     pair_table::{PairTable, SlotMirror},
+    readback::MapReceiver,
     scan::{self, ScanBuffers},
     shaders::Kernel,
 };
@@ -107,8 +108,8 @@ struct Pending {
 
 struct PendingGpu {
     submission: wgpu::SubmissionIndex,
-    small_rx: mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>,
-    big_rx: Option<mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>>,
+    small_rx: MapReceiver,
+    big_rx: Option<MapReceiver>,
     estimate: u64,
     passes: Vec<&'static str>,
 }
@@ -662,13 +663,8 @@ impl GpuNarrowPhase {
             return Ok(StepOutput { pairs: outputs, metrics });
         };
         self.wait(gpu.submission.clone())?;
-        let mapped = |rx: &mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>| -> Result<(), BackendError> {
-            match rx.try_recv() {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(BackendError::Readback(e.to_string())),
-                Err(_) => Err(BackendError::Readback("the staging buffer was not mapped".into())),
-            }
-        };
+        let mapped =
+            |rx: &MapReceiver| crate::readback::await_mapping(&self.device, rx, self.options.timeout);
         mapped(&gpu.small_rx)?;
         let b = &self.bufs;
         let (total, counters, timings) = {

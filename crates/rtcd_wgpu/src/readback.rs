@@ -33,12 +33,38 @@ pub fn read_buffer(
     device
         .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: Some(timeout) })
         .map_err(|e| BackendError::Readback(format!("{e} (waited at most {timeout:?})")))?;
-    match rx.try_recv() {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(BackendError::Readback(e.to_string())),
-        Err(_) => return Err(BackendError::Readback("the staging buffer was not mapped".into())),
-    }
+    await_mapping(device, &rx, timeout)?;
     let data = staging.get_mapped_range(0..bytes).to_vec();
     staging.unmap();
     Ok(data)
+}
+
+/// The receiving end of a `map_buffer_on_submit`/`map_async` callback.
+pub type MapReceiver = mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>;
+
+/// Waits at most `timeout` for a mapping callback, after `poll` said its submission is done.
+///
+/// When the device is shared between threads (Bevy's render device, or tests that share one), another
+/// thread's `poll` may have taken the callback off the queue and not run it yet when our own `poll`
+/// returns, so `try_recv` alone can miss a mapping that is about to complete. The wait polls the device
+/// without blocking between short waits on the channel, so a callback that nobody else fires still runs.
+pub fn await_mapping(device: &wgpu::Device, rx: &MapReceiver, timeout: Duration) -> Result<(), BackendError> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(1)) {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(e)) => return Err(BackendError::Readback(e.to_string())),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(BackendError::Readback("the mapping callback was dropped".into()));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if std::time::Instant::now() >= deadline {
+                    return Err(BackendError::Readback(format!(
+                        "the staging buffer was not mapped after {timeout:?}"
+                    )));
+                }
+                let _ = device.poll(wgpu::PollType::Poll);
+            }
+        }
+    }
 }
