@@ -11,6 +11,10 @@
 //!
 //! Everything is deterministic: the same count and seed give the same poses on every machine
 //! ([`Rng`] is a fixed xorshift generator, not a library's generator of unspecified algorithm).
+//!
+//! Besides the papers' scene: [`everyday`], a pile of everyday game content (boxes, planks, thin
+//! plates, furniture, rings, balls, from 5 cm to 5 m), and [`measure`], an interpenetration measure
+//! that shares no code with rtcd's narrow phase (vertex depths and crossing edges, by ray parity).
 
 use std::{
     path::{Path, PathBuf},
@@ -19,6 +23,11 @@ use std::{
 
 use glam::{Quat, Vec3};
 use rtcd::RtcdMesh;
+
+pub mod everyday;
+pub mod measure;
+
+pub use everyday::{Everyday, EverydayBody, Prop};
 
 /// Height of the ground's top face (y); the ground box lies below it.
 pub const GROUND_TOP: f32 = 0.0;
