@@ -1,6 +1,7 @@
 //! Running one scene: the rtcd simulation whose poses every replay uses, the narrow-phase variants
 //! replayed on the CPU (and GPU), the erroneous-ray runs, the simulated comparisons (Rapier trimesh,
-//! V-HACD, rtcd without prediction or re-projection) and the penetration measure on each simulation.
+//! V-HACD, rtcd without prediction or re-projection) and the penetration measure on each simulation
+//! (on scene 3 also the independent measure of its end, [`crate::independent`]).
 
 use std::{ops::Range, time::Instant};
 
@@ -8,6 +9,7 @@ use rtcd::{NarrowPhase, NarrowPhaseBackend, RtcdParams, StepOptions, TracerKind}
 
 use crate::{
     cli::Options,
+    independent::EndState,
     replay::{Frames, ReplayStep, Variant},
     scene::{Scene, SceneId},
     sim::{Phases, SimRun, simulate},
@@ -60,6 +62,16 @@ impl ReplayRow {
 pub fn mean(it: impl Iterator<Item = f64>) -> Option<f64> {
     let (s, n) = it.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     (n > 0).then(|| s / n as f64)
+}
+
+/// Median of some values, `None` when empty (the mean of the middle two for an even count).
+pub fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) })
 }
 
 /// Which steps a replayed row runs.
@@ -115,9 +127,17 @@ pub struct SimRow {
     pub measure_stride: usize,
     /// The measure.
     pub measure: Vec<MeasureStep>,
+    /// Scene 3: the independent measure of the poses after the last step.
+    pub end: Option<EndState>,
 }
 
 impl SimRow {
+    /// Median narrow-phase ms per step over a window.
+    pub fn median_narrow_ms(&self, w: &Range<usize>) -> Option<f64> {
+        let steps = &self.run.steps[w.start.min(self.run.steps.len())..w.end.min(self.run.steps.len())];
+        median(steps.iter().map(|s| s.narrow_ms).collect())
+    }
+
     /// Mean of the per-step total penetration depth over the measured steps (m).
     pub fn mean_depth(&self) -> f64 {
         mean(self.measure.iter().map(|m| m.depth)).unwrap_or(0.0)
@@ -262,7 +282,8 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     };
     let main = sim(crate::report::MAIN_LABEL, Setup::Rtcd(params, None, None))?;
     let n = main.steps.len();
-    let phases = (scene.id == SceneId::Avalanche).then(|| Phases::detect(&main.steps));
+    let phases =
+        matches!(scene.id, SceneId::Avalanche | SceneId::Everyday).then(|| Phases::detect(&main.steps));
     let mut windows = vec![("all".to_string(), 0..n)];
     match &phases {
         Some(p) => windows.extend(p.named().into_iter().map(|(k, r)| (k.to_string(), r))),
@@ -468,7 +489,19 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
                 contact_rays: s.metrics.contact_rays,
             })
             .collect();
-        sims.push(SimRow { run, measure_stride: opts.measure_stride, measure: steps });
+        // Scene 3: the independent measure of the end (no rtcd code), every pair kept.
+        let end = (scene.id == SceneId::Everyday)
+            .then(|| EndState::measure(&scene, &run.final_poses, run.allowed_linear_error, &run.lost));
+        if let Some(e) = &end {
+            note(format!(
+                "  {}: at the end {} crossing edges, deepest {:.4} m, {} tunnelled",
+                run.label,
+                e.crossing_edges(),
+                e.max_depth(),
+                e.tunnelled.len()
+            ));
+        }
+        sims.push(SimRow { run, measure_stride: opts.measure_stride, measure: steps, end });
     }
     Ok(SceneResult {
         scene,

@@ -1,4 +1,5 @@
-//! Files of a run: per-step CSV of every replayed and simulated row, summary CSV, and the SVG plots.
+//! Files of a run: per-step CSV of every replayed and simulated row, summary CSV, scene 3's pairs at
+//! the end (the independent measure), and the SVG plots.
 
 use std::{fmt::Write as _, fs, path::Path};
 
@@ -137,6 +138,41 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
         }
     }
     write(dir, &name("summary", "csv"), &csv, &mut files)?;
+
+    // Scene 3: the independent measure of each simulation's end, every pair measured.
+    if r.sims.iter().any(|s| s.end.is_some()) {
+        let mut csv = String::from(
+            "setup,body,partner,smaller_diagonal,tolerance,tolerance_rule,depth,relative_depth,vertices_inside,vertex_depth_sum,crossing_edges,shallow_edges,deepest_edge,tunnelled\n",
+        );
+        for s in &r.sims {
+            let Some(e) = &s.end else { continue };
+            for p in &e.pairs {
+                let m = &p.measure;
+                let _ = writeln!(
+                    csv,
+                    "{},{},{},{:.6},{:.6},{},{:.6},{:.6},{},{:.6},{},{},{:.6},{}",
+                    s.run.label.replace(',', ";"),
+                    crate::independent::body_name(&r.scene, p.body),
+                    crate::independent::partner_name(&r.scene, p.partner),
+                    p.smaller_diagonal,
+                    p.tol,
+                    match p.rule {
+                        crate::independent::TolRule::Share => "share",
+                        crate::independent::TolRule::AllowedError => "allowed_error",
+                    },
+                    m.depth(),
+                    p.relative_depth(),
+                    m.vertices_inside(),
+                    m.a_in_b.sum_depth + m.b_in_a.sum_depth,
+                    m.crossing_edges(),
+                    m.shallow_edges(),
+                    m.deepest_edge(),
+                    e.tunnelled.contains(&p.body),
+                );
+            }
+        }
+        write(dir, &name("end_pairs", "csv"), &csv, &mut files)?;
+    }
 
     // Plots.
     let markers: Vec<(f64, String)> = match &r.phases {

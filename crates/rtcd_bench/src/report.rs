@@ -342,7 +342,201 @@ pub fn table(r: &SceneResult) -> String {
             }
         }
     }
+    if r.sims.iter().any(|s| s.end.is_some()) {
+        everyday_table(r, &mut t);
+    }
     t
+}
+
+/// Scene 3's end, measured independently, and its targets, per set-up.
+fn everyday_table(r: &SceneResult, t: &mut String) {
+    let rest = r.window("C").cloned().unwrap_or(0..r.scene.steps);
+    let _ = writeln!(
+        t,
+        "
+at the end ({:.1} s), INDEPENDENT measure (rtcd_scenes::measure: ray parity by majority of 3 rays, closest points, no rtcd code), every pair whose bounding boxes overlap, body-body and body-ground/wall, both ways:",
+        r.scene.steps as f64 / 60.0
+    );
+    let _ = writeln!(
+        t,
+        "  {:<36} {:>9} {:>9} {:>10} {:>9} {:>10} {:>7} {:>8} {:>8} {:>7} {:>7} {:>7}",
+        "set-up",
+        "np med",
+        "np med C",
+        "pen max m",
+        "pen max%",
+        "pen sum m",
+        "pairs",
+        "vtx in",
+        "x-edges",
+        "shallow",
+        "tunnel",
+        "asleep"
+    );
+    for s in &r.sims {
+        let Some(e) = &s.end else { continue };
+        let _ = writeln!(
+            t,
+            "  {:<36} {:>9} {:>9} {:>10.4} {:>9.2} {:>10.4} {:>7} {:>8} {:>8} {:>7} {:>7} {:>7}",
+            s.run.label,
+            f(s.median_narrow_ms(&(0..r.scene.steps)), 3),
+            f(s.median_narrow_ms(&rest), 3),
+            e.max_depth(),
+            100.0 * e.max_relative_depth(),
+            e.sum_depth(),
+            e.pairs.iter().filter(|p| p.touches()).count(),
+            e.vertices_inside(),
+            e.crossing_edges(),
+            e.shallow_edges(),
+            e.tunnelled.len(),
+            format!("{}/{}", s.run.steps.last().map_or(0, |x| x.sleeping), e.bodies)
+        );
+    }
+    let _ = writeln!(
+        t,
+        "  np med: median narrow-phase ms per step over the run, and over the rest phase C ({:.2}-{:.2} s); pen max: the deepest vertex of one body inside another (or the ground, a wall), m and % of the smaller body's bounding diagonal (the largest ratio of any pair); pen sum: every interpenetrating pair's depth, summed; pairs: pairs with a vertex inside or an edge through; vtx in: vertices inside another body; x-edges: crossing edges (both endpoints outside the other body, the segment through it) deeper than the pair's tolerance; shallow: crossing edges within it; tunnel: bodies whose bounding box's centre went below the ground's top by more than their bounding diagonal, or off the floor between the walls, at any step (the side-by-side table's tunnel column above counts a centre below the ground's top at all, which a 1 cm plate resting 5 mm deep does)",
+        rest.start as f64 / 60.0,
+        rest.end as f64 / 60.0
+    );
+    let _ = writeln!(
+        t,
+        "  crossing-edge tolerance of a pair: {:.0} % of the smaller body's bounding diagonal, or Rapier's allowed linear error where that is larger:",
+        100.0 * crate::independent::TOL_SHARE
+    );
+    for s in &r.sims {
+        let Some(e) = &s.end else { continue };
+        let (share, allowed) = e.rule_counts();
+        let _ = writeln!(
+            t,
+            "    {:<36} {share} pairs by 1 % of the diagonal, {allowed} by Rapier's allowed linear error ({:.4} m)",
+            s.run.label, e.allowed_linear_error
+        );
+    }
+    for s in &r.sims {
+        let Some(e) = &s.end else { continue };
+        let failing: Vec<String> = e
+            .pairs
+            .iter()
+            .filter(|p| p.measure.crossing_edges() > 0)
+            .map(|p| {
+                format!(
+                    "{} / {}: {} edges deeper than {:.4} m (deepest {:.4} m), vertex depth {:.4} m",
+                    crate::independent::body_name(&r.scene, p.body),
+                    crate::independent::partner_name(&r.scene, p.partner),
+                    p.measure.crossing_edges(),
+                    p.tol,
+                    p.measure.deepest_edge(),
+                    p.measure.depth()
+                )
+            })
+            .collect();
+        let mut deepest: Vec<&crate::independent::PairRecord> =
+            e.pairs.iter().filter(|p| p.touches()).collect();
+        deepest.sort_by(|a, b| b.measure.depth().total_cmp(&a.measure.depth()));
+        let _ = writeln!(t, "  {}:", s.run.label);
+        if !e.tunnelled.is_empty() {
+            let names: Vec<String> =
+                e.tunnelled.iter().map(|&i| crate::independent::body_name(&r.scene, i)).collect();
+            let _ = writeln!(t, "    tunnelled: {}", names.join(", "));
+        }
+        for line in &failing {
+            let _ = writeln!(t, "    crossing: {line}");
+        }
+        for p in deepest.iter().take(3) {
+            let _ = writeln!(
+                t,
+                "    deep: {} / {}: {:.4} m ({:.2} % of {:.3} m), {} vertices inside",
+                crate::independent::body_name(&r.scene, p.body),
+                crate::independent::partner_name(&r.scene, p.partner),
+                p.measure.depth(),
+                100.0 * p.relative_depth(),
+                p.smaller_diagonal,
+                p.measure.vertices_inside()
+            );
+        }
+    }
+    let _ = writeln!(
+        t,
+        "
+  scene 3 targets (not met is reported, not a failure):"
+    );
+    for (what, ok, measured) in everyday_targets(r) {
+        let _ = writeln!(t, "    [{}] {what}: {measured}", verdict(ok));
+    }
+}
+
+/// `MET`, `NOT MET` or `n/a`, padded.
+pub fn verdict(ok: Option<bool>) -> &'static str {
+    match ok {
+        Some(true) => "MET    ",
+        Some(false) => "NOT MET",
+        None => "n/a    ",
+    }
+}
+
+/// Scene 3's targets for each rtcd set-up: 0 tunnelled, 0 crossing edges at rest, max penetration
+/// at most Rapier trimesh's, narrow phase (median ms a step over the run) at least 10x faster than
+/// Rapier trimesh's.
+pub fn everyday_targets(r: &SceneResult) -> Vec<(String, Option<bool>, String)> {
+    let mut out = Vec::new();
+    let scale = if r.scene.quick { " (quick scale)" } else { "" };
+    let all = 0..r.scene.steps;
+    let tm = sim(r, "Rapier trimesh");
+    let tm_end = tm.and_then(|s| s.end.as_ref());
+    for s in r.sims.iter().filter(|s| s.run.label.starts_with("rtcd")) {
+        let Some(e) = &s.end else { continue };
+        let label = &s.run.label;
+        let names: Vec<String> =
+            e.tunnelled.iter().map(|&i| crate::independent::body_name(&r.scene, i)).collect();
+        out.push((
+            format!("scene 3, {label}: 0 tunnelled{scale}"),
+            Some(e.tunnelled.is_empty()),
+            format!(
+                "{} of {}{}",
+                e.tunnelled.len(),
+                e.bodies,
+                if names.is_empty() { String::new() } else { format!(" ({})", names.join(", ")) }
+            ),
+        ));
+        out.push((
+            format!("scene 3, {label}: 0 crossing edges at rest{scale}"),
+            Some(e.crossing_edges() == 0),
+            format!(
+                "{} edges in {} pairs ({} more within the tolerance){}",
+                e.crossing_edges(),
+                e.crossing_pairs(),
+                e.shallow_edges(),
+                tm_end.map_or(String::new(), |t| format!("; Rapier trimesh {}", t.crossing_edges()))
+            ),
+        ));
+        out.push((
+            format!("scene 3, {label}: max penetration at most Rapier trimesh's{scale}"),
+            tm_end.map(|t| e.max_depth() <= t.max_depth()),
+            match tm_end {
+                Some(t) => format!(
+                    "{:.4} vs {:.4} m ({:.2} vs {:.2} % of the smaller body)",
+                    e.max_depth(),
+                    t.max_depth(),
+                    100.0 * e.max_relative_depth(),
+                    100.0 * t.max_relative_depth()
+                ),
+                None => format!("{:.4} m; Rapier trimesh not simulated", e.max_depth()),
+            },
+        ));
+        let (a, b) = (s.median_narrow_ms(&all), tm.and_then(|t| t.median_narrow_ms(&all)));
+        let ratio = match (a, b) {
+            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
+            _ => None,
+        };
+        out.push((
+            format!(
+                "scene 3, {label}: narrow phase ≥ 10x faster than Rapier trimesh (median ms a step){scale}"
+            ),
+            ratio.map(|x| x >= 10.0),
+            format!("{}x ({} vs {} ms/step)", f(ratio, 1), f(a, 3), f(b, 3)),
+        ));
+    }
+    out
 }
 
 /// The label of the `recycle` comparison: rtcd following Rapier's contact recycling, the plugin's
@@ -413,6 +607,9 @@ pub fn targets(results: &[SceneResult]) -> Vec<(String, Option<bool>, String)> {
             ));
         }
     }
+    if let Some(r) = results.iter().find(|r| r.scene.id.number() == 3) {
+        out.extend(everyday_targets(r));
+    }
     if let Some(r) = s2
         && let Some(w) = r.window("peak")
     {
@@ -472,6 +669,56 @@ fn replay_json(r: &SceneResult, row: &ReplayRow) -> Value {
     })
 }
 
+/// Scene 3's independent measure of a simulation's end: totals, and every pair that
+/// interpenetrates (a vertex inside, or an edge through however shallow).
+fn end_json(r: &SceneResult, e: &crate::independent::EndState) -> Value {
+    let (share, allowed) = e.rule_counts();
+    let pairs: Vec<Value> = e
+        .pairs
+        .iter()
+        .filter(|p| p.touches())
+        .map(|p| {
+            let m = &p.measure;
+            json!({
+                "body": crate::independent::body_name(&r.scene, p.body),
+                "partner": crate::independent::partner_name(&r.scene, p.partner),
+                "depth_m": m.depth(),
+                "relative_depth": p.relative_depth(),
+                "vertices_inside": m.vertices_inside(),
+                "crossing_edges": m.crossing_edges(),
+                "shallow_edges": m.shallow_edges(),
+                "deepest_edge_m": m.deepest_edge(),
+                "tolerance_m": p.tol,
+                "tolerance_rule": match p.rule {
+                    crate::independent::TolRule::Share => "1 % of the smaller diagonal",
+                    crate::independent::TolRule::AllowedError => "Rapier's allowed linear error",
+                },
+            })
+        })
+        .collect();
+    json!({
+        "bodies": e.bodies,
+        "pairs_measured": e.pairs.len(),
+        "max_penetration_m": e.max_depth(),
+        "max_relative_penetration": e.max_relative_depth(),
+        "sum_penetration_m": e.sum_depth(),
+        "vertices_inside": e.vertices_inside(),
+        "crossing_edges": e.crossing_edges(),
+        "crossing_pairs": e.crossing_pairs(),
+        "shallow_edges": e.shallow_edges(),
+        "tolerance": {
+            "share_of_smaller_diagonal": crate::independent::TOL_SHARE,
+            "allowed_linear_error_m": e.allowed_linear_error,
+            "pairs_by_share": share,
+            "pairs_by_allowed_error": allowed,
+        },
+        "all_finite": e.finite(),
+        "tunnelled": e.tunnelled.len(),
+        "tunnelled_bodies": e.tunnelled.iter().map(|&i| crate::independent::body_name(&r.scene, i)).collect::<Vec<_>>(),
+        "interpenetrating_pairs": pairs,
+    })
+}
+
 /// One scene as JSON.
 pub fn scene_json(r: &SceneResult) -> Value {
     let n = r.scene.steps;
@@ -481,12 +728,16 @@ pub fn scene_json(r: &SceneResult) -> Value {
         .map(|s| {
             let windows: serde_json::Map<String, Value> =
                 r.windows.iter().map(|(k, w)| (k.clone(), json!(s.narrow_ms(w)))).collect();
+            let medians: serde_json::Map<String, Value> =
+                r.windows.iter().map(|(k, w)| (k.clone(), json!(s.median_narrow_ms(w)))).collect();
             json!({
                 "setup": s.run.label,
                 "how": "simulated",
                 "setup_ms": s.run.setup_time.as_secs_f64() * 1e3,
                 "setup_notes": s.run.setup_notes,
                 "narrow_phase_ms": windows,
+                "narrow_phase_median_ms": medians,
+                "end_state": s.end.as_ref().map(|e| end_json(r, e)),
                 "step_ms": s.step_ms(&(0..n)),
                 "penetration_mean_m": s.mean_depth(),
                 "penetration_cumulative_m": s.cumulative_depth(),

@@ -10,13 +10,18 @@
 //! - Scene 2, the spawner: one object every 0.1 s from a source moving on a circle, the four meshes of
 //!   ~900 / 2,130 / 3,456 / 3,458 triangles in equal quantity, up to 500 objects; 60 Hz, 50 s.
 //!
-//! `--quick` versions: scene 1 with 4 × 4 × 4 bodies for 3 s, scene 2 for 5 s (50 objects).
+//! - Scene 3, everyday content (not the papers'): `rtcd_scenes::Everyday`, 60 props of 12 to 2,000
+//!   triangles from 5 cm to 5 m (boxes, planks, a 1 cm plate, a 5 m beam, furniture, rings, balls, a
+//!   rock, a spring...) dropped as a pile on a ground box closed by four walls; 60 Hz, 10 s.
+//!
+//! `--quick` versions: scene 1 with 4 × 4 × 4 bodies for 3 s, scene 2 for 5 s (50 objects), scene 3
+//! with 20 bodies (every kind once) for 4 s.
 
 use std::{path::Path, sync::Arc};
 
 use glam::{Quat, Vec3};
 use rtcd::RtcdMesh;
-use rtcd_scenes::{Avalanche, Rng, load_mesh};
+use rtcd_scenes::{Avalanche, Everyday, Rng, load_mesh};
 pub use rtcd_scenes::{Cuboid, GROUND_TOP};
 
 /// 60 Hz, both scenes.
@@ -29,14 +34,17 @@ pub enum SceneId {
     Avalanche,
     /// The circular spawner.
     Spawner,
+    /// The pile of everyday content.
+    Everyday,
 }
 
 impl SceneId {
-    /// `1` or `2`, as in the papers.
+    /// `1` or `2`, as in the papers; `3` for the everyday pile.
     pub fn number(self) -> u32 {
         match self {
             SceneId::Avalanche => 1,
             SceneId::Spawner => 2,
+            SceneId::Everyday => 3,
         }
     }
 }
@@ -71,8 +79,10 @@ pub struct Scene {
     pub meshes: Vec<Arc<RtcdMesh>>,
     /// Half extents of the static ground cuboid (its top face at [`GROUND_TOP`]).
     pub ground_half_extents: Vec3,
-    /// Static walls standing on the ground (scene 1's four; none in scene 2).
+    /// Static walls standing on the ground (scene 1's and 3's four; none in scene 2).
     pub walls: Vec<Cuboid>,
+    /// Half width of the floor between the walls (x and z), when there are walls.
+    pub floor_half_width: Option<f32>,
     /// Steps simulated.
     pub steps: usize,
     /// Spawns, sorted by step.
@@ -126,6 +136,7 @@ pub fn avalanche(assets: &Path, side: usize, seconds: f32, quick: bool) -> Resul
         meshes: a.meshes,
         ground_half_extents: a.ground.half_extents,
         walls: a.walls.to_vec(),
+        floor_half_width: Some(a.floor_half_width),
         steps: (seconds / DT).round() as usize,
         spawns,
     })
@@ -169,7 +180,45 @@ pub fn spawner(assets: &Path, seconds: f32, quick: bool) -> Result<Scene, String
         meshes,
         ground_half_extents: Vec3::new(20.0, 0.5, 20.0),
         walls: Vec::new(),
+        floor_half_width: None,
         steps,
+        spawns,
+    })
+}
+
+/// Scene 3, the everyday pile ([`rtcd_scenes::Everyday`] with its default seed): `count` bodies for
+/// `seconds`.
+pub fn everyday(count: usize, seconds: f32, quick: bool) -> Result<Scene, String> {
+    let e = Everyday::new(count, Everyday::DEFAULT_SEED)?;
+    debug_assert_eq!(e.ground.center, Vec3::new(0.0, GROUND_TOP - e.ground.half_extents.y, 0.0));
+    // Only the kinds some body uses (a small pile has fewer): no set-up time for the others.
+    let used: Vec<usize> = (0..e.meshes.len()).filter(|&k| e.bodies.iter().any(|b| b.mesh == k)).collect();
+    let meshes: Vec<Arc<RtcdMesh>> = used.iter().map(|&k| e.meshes[k].clone()).collect();
+    let spawns: Vec<Spawn> = e
+        .bodies
+        .iter()
+        .map(|b| Spawn {
+            step: 0,
+            mesh: used.iter().position(|&k| k == b.mesh).unwrap_or(0),
+            translation: b.translation,
+            rotation: b.rotation,
+            linvel: Vec3::ZERO,
+            angvel: Vec3::ZERO,
+        })
+        .collect();
+    let n = spawns.len();
+    let kinds = meshes.len();
+    Ok(Scene {
+        id: SceneId::Everyday,
+        name: format!(
+            "scene 3: everyday pile of {n} bodies ({kinds} kinds, 12-2,000 triangles, 5 cm-5 m), {seconds} s at 60 Hz"
+        ),
+        quick,
+        meshes,
+        ground_half_extents: e.ground.half_extents,
+        walls: e.walls.to_vec(),
+        floor_half_width: Some(e.floor_half_width),
+        steps: (seconds / DT).round() as usize,
         spawns,
     })
 }

@@ -63,6 +63,14 @@ pub struct SimRun {
     pub trajectory: Trajectory,
     /// Rapier's prediction distance in this set-up.
     pub prediction: f32,
+    /// Rapier's allowed linear error in this set-up.
+    pub allowed_linear_error: f32,
+    /// The poses after the last step.
+    pub final_poses: Vec<rtcd::Pose>,
+    /// Per body, whether at some step its bounding box's centre was below the ground's top by more
+    /// than the body's bounding diagonal, or off the floor between the walls (off the ground when
+    /// there are none): scene 3's tunnelling, see [`lost`].
+    pub lost: Vec<bool>,
     /// Wall time of the whole simulation.
     pub wall: Duration,
 }
@@ -83,6 +91,7 @@ pub fn simulate(
     let mut steps = Vec::with_capacity(scene.steps);
     let mut next_spawn = 0;
     let mut tunnelled = vec![false; scene.bodies()];
+    let mut lost_bodies = vec![false; scene.bodies()];
     for step in 0..scene.steps {
         while next_spawn < scene.spawns.len() && scene.spawns[next_spawn].step <= step {
             world.spawn(&scene.spawns[next_spawn]);
@@ -94,6 +103,7 @@ pub fn simulate(
         for (i, p) in poses.iter().enumerate() {
             let mesh = &scene.meshes[trajectory.mesh_of[i]];
             let centre = p.transform_point(mesh.aabb().center());
+            lost_bodies[i] |= lost(scene, mesh, centre);
             if !scene.over_ground(centre) {
                 continue;
             }
@@ -135,10 +145,24 @@ pub fn simulate(
         setup_time,
         setup_notes,
         prediction: world.prediction_distance(),
+        allowed_linear_error: world.allowed_linear_error(),
+        final_poses: (0..world.handles.len()).map(|i| world.pose(i)).collect(),
+        lost: lost_bodies,
         steps,
         trajectory,
         wall: start.elapsed(),
     })
+}
+
+/// Whether a body of `mesh` whose bounding box's centre is at `centre` is lost: below the ground's
+/// top by more than its bounding diagonal (through the ground, not resting in it), off the floor
+/// between the walls (off the ground when there are none), or not a number.
+pub fn lost(scene: &Scene, mesh: &rtcd::RtcdMesh, centre: glam::Vec3) -> bool {
+    let off = match scene.floor_half_width {
+        Some(f) => centre.x.abs() > f || centre.z.abs() > f,
+        None => !scene.over_ground(centre),
+    };
+    !centre.is_finite() || centre.y < GROUND_TOP - mesh.aabb().extents().length() || off
 }
 
 /// Step ranges of scene 1's three phases (IRTCD 2013 Fig. 7), from a simulation.

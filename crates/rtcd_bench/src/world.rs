@@ -2,7 +2,9 @@
 //! timed the same way in each:
 //!
 //! - **rtcd**: [`RtcdShape`] colliders, the [`RtcdDriver`] batch before each step and our dispatcher
-//!   chained in front of Rapier's (`rtcd_rapier`'s documented set-up, contact recycling off);
+//!   chained in front of Rapier's (`rtcd_rapier`'s documented set-up, contact recycling off); a box
+//!   mesh ([`RtcdMesh::cuboid`], scene 3's boxes) stays the exact box the narrow phase knows, while
+//!   the other set-ups get its 12 triangles;
 //! - **Rapier trimesh**: parry `TriMesh` colliders with `FIX_INTERNAL_EDGES | ORIENTED` (what Rapier
 //!   recommends for dynamic triangle meshes), Rapier's defaults otherwise;
 //! - **V-HACD**: parry's convex decomposition (`SharedShape::convex_decomposition`, default
@@ -89,7 +91,12 @@ impl Shapes {
             let (shape, note) = match setup {
                 Setup::Rtcd(..) => {
                     let flat: Vec<u32> = triangles.iter().flatten().copied().collect();
-                    let mesh = RtcdMesh::new(m.name(), &positions, &flat).map_err(|e| e.to_string())?;
+                    // A box stays the exact box the narrow phase knows (scene 3's boxes).
+                    let mesh = match m.cuboid_half_extents() {
+                        Some(h) => RtcdMesh::cuboid(m.name(), h),
+                        None => RtcdMesh::new(m.name(), &positions, &flat),
+                    }
+                    .map_err(|e| e.to_string())?;
                     let data = RtcdShapeData::new(Arc::new(mesh)).map_err(|e| e.to_string())?;
                     (MeshShape::Rtcd(Arc::new(data)), String::new())
                 }
@@ -324,6 +331,12 @@ impl World {
     /// Rapier's prediction distance for this world's parameters.
     pub fn prediction_distance(&self) -> f32 {
         self.params.prediction_distance()
+    }
+
+    /// Rapier's allowed linear error (the penetration its solver leaves) for this world's
+    /// parameters.
+    pub fn allowed_linear_error(&self) -> f32 {
+        self.params.allowed_linear_error()
     }
 
     /// Adds a body. Ray-traced bodies get soft CCD with a prediction of `culling_dist`, as the Bevy
