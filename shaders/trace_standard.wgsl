@@ -60,12 +60,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                     atomicAdd(&traced, 1u);
                     let d = quat_rotate(q, -v.n.xyz);
                     let f = box_vertex_face(box_half_extents(to), o, d, v.p.w);
-                    let outcome = box_outcome(f.distance, dot(d, f.normal), params.prediction != 0u, params.culling_dist);
+                    let outcome = box_outcome(f.distance, dot(d, f.normal), params.prediction != 0u, pair.culling_dist);
                     out = EntryHit(f.triangle, -f.distance, outcome | (RAY_STANDARD << 2u) | (e.dir << 4u), e.index);
                 } else if (is_candidate(o, reach_min, reach_max)) {
                     atomicAdd(&traced, 1u);
                     let d = quat_rotate(q, -v.n.xyz);
-                    let back = select(0.0, params.culling_dist, params.prediction != 0u);
+                    let back = select(0.0, pair.culling_dist, params.prediction != 0u);
 #ifdef TRACER_BVH
                     let hits = trace_bvh(to, o, d, back, v.p.w);
 #else
@@ -76,7 +76,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                     var t = select(0.0, hits.fwd_t, hits.fwd_tri != NONE);
                     if (hits.fwd_tri != NONE && contact_valid(d, triangle_normal(to, hits.fwd_tri), hits.fwd_t, v.p.w)) {
                         outcome = OUTCOME_CONTACT;
-                    } else if (hits.back_tri != NONE && prediction_valid(d, triangle_normal(to, hits.back_tri), -hits.back_t, params.culling_dist)) {
+                    } else if (hits.back_tri != NONE && prediction_valid(d, triangle_normal(to, hits.back_tri), -hits.back_t, pair.culling_dist)) {
                         outcome = OUTCOME_PREDICTION;
                         tri = hits.back_tri;
                         t = -hits.back_t;

@@ -114,8 +114,9 @@ struct Pair {
     entry_offset: u32,
     entries_a: u32,
     entries_b: u32,
-    pad_a: u32,
-    pad_b: u32,
+    // The pair's culling_dist (2014 Eq. 1) and max_it (2013 Eq. 1): each pair has its own lengths.
+    culling_dist: f32,
+    max_it: u32,
     pad_c: u32,
 }
 
@@ -163,8 +164,9 @@ struct ContactOut {
 
 // Step constants.
 struct Params {
-    culling_dist: f32,
-    max_it: u32,
+    // The pairs carry their lengths (Pair.culling_dist, Pair.max_it).
+    pad_c: u32,
+    pad_d: u32,
     prediction: u32,
     reprojection: u32,
     pair_count: u32,

@@ -54,14 +54,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                 // A box: the exact contact of one of its faces again, no walk.
                 let d = quat_rotate(q, -v.n.xyz);
                 let f = box_vertex_face(box_half_extents(to), o, d, v.p.w);
-                let outcome = box_outcome(f.distance, dot(d, f.normal), params.prediction != 0u, params.culling_dist);
+                let outcome = box_outcome(f.distance, dot(d, f.normal), params.prediction != 0u, pair.culling_dist);
                 if (outcome == OUTCOME_CONTACT) {
                     atomicAdd(&wg_hits, 1u);
                 }
                 entries[i] = EntryHit(f.triangle, -f.distance, outcome | (kind << 2u) | (e.dir << 4u), rec.vertex);
             } else {
                 let d = quat_rotate(q, -v.n.xyz);
-                let w = walk(to, o, d, start, params.max_it);
+                let w = walk(to, o, d, start, pair.max_it);
                 atomicAdd(&wg_steps, w.steps);
                 var outcome = OUTCOME_REJECTED;
                 if (w.outcome == WALK_HIT || w.outcome == WALK_BEHIND) {
@@ -69,7 +69,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                     if (w.outcome == WALK_HIT && contact_valid(d, n_tri, w.t, v.p.w)) {
                         outcome = OUTCOME_CONTACT;
                         atomicAdd(&wg_hits, 1u);
-                    } else if (w.outcome == WALK_BEHIND && params.prediction != 0u && prediction_valid(d, n_tri, w.t, params.culling_dist)) {
+                    } else if (w.outcome == WALK_BEHIND && params.prediction != 0u && prediction_valid(d, n_tri, w.t, pair.culling_dist)) {
                         outcome = OUTCOME_PREDICTION;
                     }
                 }

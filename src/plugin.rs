@@ -247,14 +247,19 @@ fn apply_soft_ccd(
     mut commands: Commands,
     state: Res<RtcdNarrowPhase>,
     settings: Res<RtcdSettings>,
-    bodies: Query<(Entity, &RigidBody), (With<RtcdColliderState>, Without<SoftCcd>)>,
+    bodies: Query<(Entity, &RigidBody, &RtcdColliderState), Without<SoftCcd>>,
 ) {
     if !settings.soft_ccd || state.active.is_none() {
         return;
     }
-    let prediction = state.driver.params().culling_dist;
-    for (e, rb) in &bodies {
+    let params = *state.driver.params();
+    for (e, rb, collider) in &bodies {
         if matches!(rb, RigidBody::Dynamic) {
+            // The body's own culling distance (the parameters of its mesh with itself).
+            let prediction = match collider {
+                RtcdColliderState::Ready { mesh } => params.for_pair(mesh, mesh).culling_dist,
+                _ => params.culling_dist,
+            };
             commands.entity(e).insert(SoftCcd { prediction });
         }
     }

@@ -70,7 +70,8 @@ pub struct RtcdSettings {
     /// Longest wait for GPU results before the GPU backend is abandoned for the CPU one.
     pub gpu_timeout: Duration,
     /// Give dynamic bodies with an `RtcdCollider` (and no `SoftCcd` of their own) Rapier's soft CCD
-    /// with a prediction of `culling_dist`: a fast body's pairs then get speculative contacts from
+    /// with a prediction of its own mesh's `culling_dist` (`RtcdParams::for_pair` of the mesh with
+    /// itself): a fast body's pairs then get speculative contacts from
     /// the predictive rays one step ahead, so impacts faster than the prediction distance per tick
     /// do not sink in.
     pub soft_ccd: bool,

@@ -670,6 +670,7 @@ impl NarrowPhase {
         results.clear();
         let run = |i: u32, slot: &mut Slot, sum: &mut StepMetrics| {
             let p = &pairs[i as usize];
+            let params = params.for_pair(p.mesh1, p.mesh2);
             let standard = takes_standard_step(p, &slot.state, &params, opts);
             if is_quiet_step(&slot.state, standard, opts) {
                 slot.state.steps_since_standard += 1;

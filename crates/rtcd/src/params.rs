@@ -16,6 +16,9 @@ pub enum TracerKind {
 
 /// Parameters of the narrow phase. Build them with [`RtcdParams::from_meshes`] (or
 /// [`RtcdParams::from_triangle_size`]) and adjust fields; [`RtcdParams::validate`] checks them.
+///
+/// With [`RtcdParams::per_pair`] (the default) each pair takes its lengths from its own two meshes
+/// ([`RtcdParams::for_pair`]): one parameter set serves a world of 1 cm props and 10 m crates alike.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RtcdParams {
     /// IRTCD 2013 Eq. 2: a pair is traced iteratively while
@@ -51,6 +54,12 @@ pub struct RtcdParams {
     pub tracer: TracerKind,
     /// Contacts whose normals differ by less than this angle (radians) share a manifold. Default 5°.
     pub manifold_angle: f32,
+    /// Each pair's length parameters come from its own meshes ([`RtcdParams::for_pair`]): its
+    /// `displacement_threshold` is the smaller [`RtcdMesh::length_scale`] of its two meshes, and its
+    /// `distance_extension` and `culling_dist` are the smaller mean edge of the two times their
+    /// ratios to `displacement_threshold` given here. With `false` every pair uses the fields as
+    /// they are. Default `true`.
+    pub per_pair: bool,
 }
 
 /// An invalid parameter.
@@ -95,6 +104,36 @@ impl RtcdParams {
             reprojection: true,
             tracer: TracerKind::Bvh,
             manifold_angle: 5f32.to_radians(),
+            per_pair: true,
+        }
+    }
+
+    /// The parameters of a pair of `mesh1` and `mesh2`: with [`RtcdParams::per_pair`], the
+    /// displacement threshold is the smaller of the two meshes' [`RtcdMesh::length_scale`] (the mean
+    /// edge, or half the typical thickness of a thin body), `distance_extension` and `culling_dist`
+    /// are the smaller of their mean edges ([`RtcdMesh::average_triangle_size`]) times the ratios
+    /// of `self`'s fields to its threshold, and the rest is kept; without, `self`. Both backends
+    /// trace each pair with its own, and a pair's parameters never change while its meshes do not.
+    ///
+    /// The smaller scale rules: a thin plate on a large box must be traced again before it can
+    /// move by its own thickness, whatever the box's triangles are. The predictive rays keep the
+    /// reach of the triangles' size, which thinness does not shorten: a thin plate still sees the
+    /// ground coming within its edges' length. Scaling a scene scales every length here with it,
+    /// so penetration relative to size and the rest behaviour do not depend on the units. The
+    /// extension stays above the threshold, as [`RtcdParams::validate`] requires, since a mesh's
+    /// length scale is at most its mean edge.
+    #[inline]
+    pub fn for_pair(&self, mesh1: &RtcdMesh, mesh2: &RtcdMesh) -> RtcdParams {
+        if !self.per_pair {
+            return *self;
+        }
+        let threshold = mesh1.length_scale().min(mesh2.length_scale());
+        let k = mesh1.average_triangle_size().min(mesh2.average_triangle_size()) / self.displacement_threshold;
+        RtcdParams {
+            displacement_threshold: threshold,
+            distance_extension: self.distance_extension * k,
+            culling_dist: self.culling_dist * k,
+            ..*self
         }
     }
 
@@ -159,6 +198,37 @@ mod tests {
         assert!(
             (p.culling_dist - RtcdParams::DEFAULT_CULLING_CONFIDENCE * p.displacement_threshold).abs() < 1e-7
         );
+    }
+
+    /// A coarse thin plate takes the scale of its thickness, a fine blob of its edges; a pair the
+    /// smaller of the two, with the ratios of the given lengths kept; `per_pair: false` keeps them.
+    #[test]
+    fn each_pair_takes_its_lengths_from_its_meshes() {
+        use glam::Vec3;
+
+        use crate::shapes;
+        let mesh = |(v, i): shapes::MeshData| RtcdMesh::new("m", &v, &i).unwrap();
+        let plate = mesh(shapes::cuboid(Vec3::new(5.0, 0.05, 5.0)));
+        let blob = mesh(shapes::star_blob(0.5, 24, 14, 5, 0.3, 3));
+        assert!(plate.average_triangle_size() > 5.0);
+        // Its corners' rays cross it diagonally: √3 × 0.1 m, half of it.
+        assert!(
+            (0.05..=0.1).contains(&plate.length_scale()),
+            "a 0.1 m thick plate: {}",
+            plate.length_scale()
+        );
+        assert_eq!(blob.length_scale(), blob.average_triangle_size());
+        let base = RtcdParams { culling_dist: 0.3, ..RtcdParams::from_triangle_size(0.2) };
+        let p = base.for_pair(&blob, &plate);
+        p.validate().unwrap();
+        assert_eq!(p.displacement_threshold, blob.length_scale().min(plate.length_scale()));
+        let edge = blob.average_triangle_size().min(plate.average_triangle_size());
+        assert!((p.distance_extension / edge - 1.5).abs() < 1e-5);
+        assert!((p.culling_dist / edge - 1.5).abs() < 1e-5);
+        assert_eq!((p.max_it, p.tracer, p.prediction), (base.max_it, base.tracer, base.prediction));
+        assert_eq!(p, base.for_pair(&plate, &blob));
+        let fixed = RtcdParams { per_pair: false, ..base };
+        assert_eq!(fixed.for_pair(&blob, &plate), fixed);
     }
 
     #[test]

@@ -13,17 +13,19 @@
 use std::{
     sync::{
         Arc, Mutex, RwLock,
-        atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering},
     },
     time::Duration,
 };
 
 use parry3d::math::Pose;
+use rapier3d::dynamics::IntegrationParameters;
 use rtcd::{ContactManifold, NarrowPhase, ParamsError, RtcdParams};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
     convert::displacement,
+    depth_bound::{DepthBound, corrective_depth_of},
     ground::{CuboidKey, GroundMeshes},
 };
 
@@ -140,7 +142,8 @@ pub struct CacheSettings {
     /// (IRTCD 2013 Eq. 2 bound) of the current one. Default: the parameters' `distance_extension`,
     /// the margin rtcd itself traces ahead with.
     pub refresh_max_displacement: f32,
-    /// Candidates within this share of a pair's prediction distance of touching (and penetrating
+    /// Candidates within this share of a pair's prediction distance (or of the pair's length scale,
+    /// `rtcd::RtcdMesh::length_scale`, where that is smaller) of touching (and penetrating
     /// ones) are the *support* tier of the contact reduction; the others are speculative and kept only
     /// for normal directions the support does not cover (see the `reduction` module). Default 0.1.
     pub support_fraction: f32,
@@ -155,6 +158,11 @@ pub struct CacheSettings {
     /// seen as an rtcd box. With `false` they go to Rapier's default dispatcher (our shape's triangle
     /// mesh against the cuboid, triangle by triangle). Default `true`.
     pub cuboids: bool,
+    /// How deep the contacts handed to Rapier's solver may be: a deep overlap is pushed out gently
+    /// instead of launching the bodies, shallow (resting) contacts pass unchanged (see the
+    /// [`depth_bound`](crate::depth_bound) module). Default [`DepthBound::Corrective`]: Rapier's
+    /// `max_corrective_velocity() × dt`.
+    pub depth_bound: DepthBound,
 }
 
 impl CacheSettings {
@@ -250,6 +258,10 @@ struct Inner {
     /// [`Entries::flags`]).
     updated: Mutex<FxHashSet<CacheKey>>,
     settings: RwLock<CacheSettings>,
+    /// Rapier's `max_corrective_velocity()` and the step's `dt` ([`DepthBound::Corrective`]), as
+    /// `f32` bits.
+    corrective_velocity: AtomicU32,
+    step_dt: AtomicU32,
     counters: Counters,
     exact: Mutex<NarrowPhase>,
     grounds: GroundMeshes,
@@ -290,13 +302,17 @@ impl ContactCache {
             support_fraction: DEFAULT_SUPPORT_FRACTION,
             speculative_angle: None,
             cuboids: true,
+            depth_bound: DepthBound::Corrective,
         };
+        let rapier = IntegrationParameters::default();
         Ok(Self {
             inner: Arc::new(Inner {
                 entries: RwLock::new(Entries::default()),
                 tracking: AtomicBool::new(false),
                 updated: Mutex::new(FxHashSet::default()),
                 settings: RwLock::new(settings),
+                corrective_velocity: AtomicU32::new(rapier.max_corrective_velocity().to_bits()),
+                step_dt: AtomicU32::new(rapier.dt.to_bits()),
                 counters: Counters::default(),
                 exact: Mutex::new(exact),
                 grounds,
@@ -312,6 +328,28 @@ impl ContactCache {
     /// Changes the settings.
     pub fn set_settings(&self, settings: CacheSettings) {
         *write(&self.inner.settings) = settings;
+    }
+
+    /// Takes Rapier's `max_corrective_velocity()` and `dt` from the world's parameters, for
+    /// [`DepthBound::Corrective`].
+    pub fn set_integration_parameters(&self, params: &IntegrationParameters) {
+        self.inner.corrective_velocity.store(params.max_corrective_velocity().to_bits(), Ordering::Relaxed);
+        self.set_step_dt(params.dt);
+    }
+
+    /// Takes the step's `dt`, for [`DepthBound::Corrective`].
+    pub(crate) fn set_step_dt(&self, dt: f32) {
+        self.inner.step_dt.store(dt.to_bits(), Ordering::Relaxed);
+    }
+
+    /// The bound on the depths handed to Rapier's solver in use ([`CacheSettings::depth_bound`]
+    /// resolved), infinite when off.
+    pub fn depth_bound(&self) -> f32 {
+        let corrective = corrective_depth_of(
+            f32::from_bits(self.inner.corrective_velocity.load(Ordering::Relaxed)),
+            f32::from_bits(self.inner.step_dt.load(Ordering::Relaxed)),
+        );
+        self.settings().depth_bound.length(corrective).unwrap_or(f32::INFINITY)
     }
 
     /// Sets the parameters of the on-the-spot narrow phase (e.g. when the driver's change).

@@ -19,7 +19,10 @@
 //! within ~5°). Rapier's solver graph only rebuilds a pair whose manifold count may change when the
 //! pair has a workspace, so we always set `*workspace = Some(RtcdWorkspace)`, as parry's
 //! composite-shape code does. Warm-start data is carried from the pair's previous points by feature
-//! id (`match_contacts`), then by casting vertex.
+//! id (`match_contacts`), then by casting vertex. A manifold deeper than
+//! [`CacheSettings::depth_bound`](crate::CacheSettings::depth_bound) is handed over with bounded
+//! depths, so deep overlaps separate without launching the bodies (the
+//! [`depth_bound`](crate::depth_bound) module).
 //!
 //! **Looking up.** The cached result computed at this `pos12` (within [`Pos12Tolerance`]) is used,
 //! read in place under the cache's read lock and swapped on the fly if Rapier's order is the reverse
@@ -248,6 +251,7 @@ impl RtcdDispatcher {
                 spec_angle,
                 prediction,
                 settings.support_fraction,
+                mesh1.length_scale().min(mesh2.length_scale()),
             )
         });
         self.cache.count(Count::Miss(start.elapsed()));
@@ -345,8 +349,9 @@ impl PersistentQueryDispatcher<ContactManifoldData, ContactData> for RtcdDispatc
         manifolds: &mut Vec<ContactManifold<ContactManifoldData, ContactData>>,
         workspace: &mut Option<ContactManifoldsWorkspace>,
     ) -> Result<(), Unsupported> {
+        let depth_bound = self.cache.depth_bound();
         self.resolve_with(pos12, g1, g2, prediction, |ours, swapped| {
-            write_manifolds(ours, swapped, pos12, prediction, manifolds)
+            write_manifolds(ours, swapped, pos12, prediction, depth_bound, manifolds)
         })
         .ok_or(Unsupported)?;
         // Always, whatever the count: see the module docs.

@@ -51,7 +51,10 @@ pub struct DriverSettings {
     /// Added to the prediction distance and the contact skins when the batch's broad phase pairs two
     /// bounding boxes. Pairs a little farther apart than the prediction keep their iterative state
     /// (IRTCD records, predictive rays) and are ready when they close in. Default: the parameters'
-    /// `distance_extension` (2014 §3.1).
+    /// `distance_extension` (2014 §3.1). With per-pair parameters (`RtcdParams::per_pair`, the
+    /// default) it is not read: each body's box grows by half its own mesh's `distance_extension`
+    /// (`RtcdParams::for_pair` of the mesh with itself), so two bodies are paired within at least the
+    /// smaller of their extensions, the pair's own.
     pub margin: f32,
     /// Record every ray and contact of each batch in world space ([`RtcdDriver::debug_geometry`]).
     pub record_rays: bool,
@@ -479,6 +482,18 @@ impl RtcdDriver {
     /// Changes the settings.
     pub fn set_settings(&mut self, settings: DriverSettings) {
         self.settings = settings;
+        // The step's length, for the depth bound of `DepthBound::Corrective`.
+        self.cache.set_step_dt(settings.dt);
+    }
+
+    /// Takes what the driver needs of the world's parameters: `dt` ([`DriverSettings::dt`]) and
+    /// Rapier's `max_corrective_velocity()` (for [`DepthBound::Corrective`](crate::DepthBound), the
+    /// default bound on the depths handed to the solver). [`RtcdDriver::detect_recycling`] calls it
+    /// itself; with [`RtcdDriver::detect`], call it once (and when the parameters change), or the
+    /// bound follows Rapier's default parameters (`length_unit` 1).
+    pub fn set_integration_parameters(&mut self, params: &IntegrationParameters) {
+        self.settings.dt = params.dt;
+        self.cache.set_integration_parameters(params);
     }
 
     /// What the dispatcher does with pairs the batch did not compute at the current pose.
@@ -539,8 +554,9 @@ impl RtcdDriver {
         params: &IntegrationParameters,
         narrow_phase: &RapierNarrowPhase,
     ) -> RtcdMetrics {
-        // Soft-CCD velocities are clamped with the step's `dt`, as Rapier clamps them.
-        self.settings.dt = params.dt;
+        // Soft-CCD velocities are clamped with the step's `dt`, as Rapier clamps them; the depth
+        // bound follows the parameters too.
+        self.set_integration_parameters(params);
         let recycle = params
             .contact_recycling
             .then(|| Recycling { distance: params.contact_recycle_distance(), narrow_phase });
@@ -586,14 +602,24 @@ impl RtcdDriver {
         self.update_mirrors(recycle.is_some());
         let prediction = if prediction.is_finite() { prediction.max(0.0) } else { 0.0 };
         self.collect(bodies, colliders);
-        let grow = 0.5 * (prediction + self.settings.margin.max(0.0));
+        let (params, margin) = (self.params, self.settings.margin.max(0.0));
+        // Each body's share of a pair's margin: its own extension with per-pair parameters.
+        let grow_of = |mesh: &RtcdMesh| {
+            let m = if params.per_pair { params.for_pair(mesh, mesh).distance_extension } else { margin };
+            0.5 * (prediction + m.max(0.0))
+        };
         let dt = self.settings.dt.max(0.0) * self.settings.lookahead_steps.max(1.0);
         self.boxes.clear();
+        let mut grow_sum = 0.0f64;
         self.boxes.extend(self.entries.iter().map(|e| {
+            let grow = grow_of(&e.mesh);
+            grow_sum += grow as f64;
             // Soft CCD widens Rapier's pairing by the motion of the step; so does ours.
             let sweep = e.soft_linvel.length() * dt;
             e.mesh.aabb().transformed(&to_rtcd(&e.pose)).extended(grow + e.skin + sweep)
         }));
+        // The sweep's slack only trades sweeps against pairs: the bodies' mean growth.
+        let grow = (grow_sum / self.entries.len().max(1) as f64) as f32;
         // In the entries' order (the colliders' arena order), which changes only with the pairs. The
         // sweep is made again only when a box moved out of its slack.
         self.ids.clear();
@@ -801,7 +827,7 @@ impl RtcdDriver {
         let angle = self.params.manifold_angle;
         let (spec_angle, support_fraction) =
             (settings.speculative_angle_or(angle), settings.support_fraction);
-        let culling = self.params.culling_dist;
+        let params = self.params;
         self.debug.clear();
         let record = batch.record_rays;
         // The two-tier reduction of each pair, in parallel (each worker thread's own reducer),
@@ -823,6 +849,7 @@ impl RtcdDriver {
                             spec_angle,
                             p.prediction,
                             support_fraction,
+                            p.mesh1.length_scale().min(p.mesh2.length_scale()),
                         )
                     })
                 })
@@ -861,6 +888,7 @@ impl RtcdDriver {
                 self.debug.push_manifolds(&p.pose1, &manifolds);
             }
             let radii = [p.mesh1.max_radius(), p.mesh2.max_radius()];
+            let culling = params.for_pair(&p.mesh1, &p.mesh2).culling_dist;
             Some((
                 p.cache_key,
                 CachedPair { pos12: p.pos12, manifolds, radii, prediction: p.prediction.min(culling) },

@@ -43,8 +43,12 @@ impl Reducer {
 
     /// The manifolds of one backend output: the two-tier reduction of its candidates
     /// ([`rtcd::StepOptions::keep_contacts`]) within `prediction`, the support tier being the
-    /// candidates within `support_fraction × prediction` of touching. A backend that returned no
-    /// candidates but manifolds keeps its own manifolds.
+    /// candidates within `support_fraction × min(prediction, scale)` of touching, `scale` being the
+    /// pair's length ([`rtcd::RtcdMesh::length_scale`], the smaller of the two): a body small for
+    /// the world's units (a 1 cm prop under a 2 cm prediction) would otherwise count a fifth of its
+    /// height as support, and its four points would be extremes of that band rather than where it
+    /// touches. A backend that returned no candidates but manifolds keeps its own manifolds.
+    #[expect(clippy::too_many_arguments, reason = "one pair's reduction, with the cache's settings")]
     pub(crate) fn reduce_output(
         &mut self,
         out: &mut PairOutput,
@@ -53,6 +57,7 @@ impl Reducer {
         speculative_angle: f32,
         prediction: f32,
         support_fraction: f32,
+        scale: f32,
     ) -> Vec<ContactManifold> {
         if out.contacts.is_empty() {
             return std::mem::take(&mut out.manifolds);
@@ -63,7 +68,7 @@ impl Reducer {
             max_angle,
             speculative_angle,
             prediction,
-            support_fraction * prediction,
+            support_fraction * prediction.min(scale),
         )
     }
 

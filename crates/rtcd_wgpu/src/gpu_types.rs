@@ -94,10 +94,10 @@ pub struct GpuPair {
     pub entries_a: u32,
     /// Entries of direction 1.
     pub entries_b: u32,
-    /// Padding.
-    pub _pad_a: u32,
-    /// Padding.
-    pub _pad_b: u32,
+    /// The pair's `culling_dist` (2014 Eq. 1; [`rtcd::RtcdParams::for_pair`]).
+    pub culling_dist: f32,
+    /// The pair's `max_it` (2013 Eq. 1).
+    pub max_it: u32,
     /// Padding.
     pub _pad_c: u32,
 }
@@ -169,10 +169,10 @@ pub struct GpuContactOut {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuParams {
-    /// 2014 Eq. 1.
-    pub culling_dist: f32,
-    /// 2013 Eq. 1.
-    pub max_it: u32,
+    /// Padding (the pairs carry their lengths: [`GpuPair::culling_dist`], [`GpuPair::max_it`]).
+    pub _pad_c: u32,
+    /// Padding.
+    pub _pad_d: u32,
     /// Predictive rays on.
     pub prediction: u32,
     /// Re-projection on.

@@ -369,12 +369,14 @@ impl GpuNarrowPhase {
         metrics.freed_pairs = self.table.retain(&present);
 
         // Lay out the flattened ray list: each pair's tracer is decided here from the host mirror.
-        let params = self.params;
+        let base = self.params;
         let mut gpu_pairs = Vec::with_capacity(valid.len());
         let mut jobs = Vec::with_capacity(valid.len());
         let mut entries = 0u64;
         for &i in &valid {
             let p = &pairs[i];
+            // Each pair with its own lengths, as on the CPU.
+            let params = base.for_pair(p.mesh1, p.mesh2);
             let m1 = self.meshes.ensure(&dev, &self.queue, &mut encoder, p.mesh1).map_err(too_large)?;
             let m2 = self.meshes.ensure(&dev, &self.queue, &mut encoder, p.mesh2).map_err(too_large)?;
             let a = self
@@ -448,6 +450,8 @@ impl GpuNarrowPhase {
                 entry_offset: entries as u32,
                 entries_a: e0,
                 entries_b: e1,
+                culling_dist: params.culling_dist,
+                max_it: params.max_it,
                 ..Default::default()
             });
             jobs.push(Job { input_index: i, pos12: p.pos12, slot: a.slot, standard });
@@ -483,10 +487,8 @@ impl GpuNarrowPhase {
         b.scan_levels.prepare(&dev, &self.queue, &mut encoder, &levels).map_err(too_large)?;
         b.pairs.write(&self.queue, 0, &gpu_pairs);
         let gpu_params = GpuParams {
-            culling_dist: params.culling_dist,
-            max_it: params.max_it,
-            prediction: params.prediction as u32,
-            reprojection: params.reprojection as u32,
+            prediction: base.prediction as u32,
+            reprojection: base.reprojection as u32,
             pair_count: p_count,
             entry_count: e,
             ..Default::default()
@@ -532,7 +534,7 @@ impl GpuNarrowPhase {
         let any_standard = jobs.iter().any(|j| j.standard);
         let any_iterative = jobs.iter().any(|j| !j.standard);
         if e > 0 && any_standard {
-            let kernel = match params.tracer {
+            let kernel = match base.tracer {
                 TracerKind::BruteForce => Kernel::TraceStandardBrute,
                 TracerKind::Bvh => Kernel::TraceStandardBvh,
             };

@@ -102,6 +102,7 @@ pub struct RtcdMesh {
     aabb: Aabb,
     max_radius: f32,
     average_triangle_size: f32,
+    length_scale: f32,
     volume: f32,
     report: MeshReport,
     /// Half extents when the mesh is the box [`RtcdMesh::cuboid`] built.
@@ -199,12 +200,33 @@ impl RtcdMesh {
             aabb,
             max_radius,
             average_triangle_size: edge_sum / edge_count.max(1) as f32,
+            length_scale: 0.0,
             volume,
             report,
             cuboid,
         };
         mesh.exit_distances = mesh.compute_exit_distances();
+        mesh.length_scale = mesh.compute_length_scale();
         mesh
+    }
+
+    /// [`RtcdMesh::length_scale`]: the mean edge, at most half the median exit distance (the
+    /// body's typical thickness along its vertex normals); a positive fallback for a degenerate mesh.
+    fn compute_length_scale(&self) -> f32 {
+        let mut exits: Vec<f32> = self.exit_distances.iter().copied().filter(|d| d.is_finite()).collect();
+        let half_thickness = if exits.is_empty() {
+            f32::INFINITY
+        } else {
+            let mid = exits.len() / 2;
+            0.5 * *exits.select_nth_unstable_by(mid, f32::total_cmp).1
+        };
+        let s = self.average_triangle_size.min(half_thickness);
+        if s.is_finite() && s > 0.0 {
+            s
+        } else {
+            let diag = self.aabb.extents().length();
+            if diag.is_finite() && diag > 0.0 { diag } else { 1.0 }
+        }
     }
 
     /// How far each vertex's inward ray travels inside the mesh before it leaves (Hermann 2008 Alg. 1's
@@ -275,6 +297,15 @@ impl RtcdMesh {
     /// Mean edge length (IRTCD 2013 Eq. 1's "average triangle size").
     pub fn average_triangle_size(&self) -> f32 {
         self.average_triangle_size
+    }
+    /// The length each pair's parameters are taken from ([`crate::RtcdParams::for_pair`]): the mean
+    /// edge ([`RtcdMesh::average_triangle_size`]), at most half the median exit distance of the
+    /// vertices' inward rays, the body's typical thickness. A coarse box of a few large triangles
+    /// gets the scale of its thickness, not of its edges: a displacement threshold of one edge would
+    /// let it move through a thin part of another body, or another through it, between two
+    /// standard traces.
+    pub fn length_scale(&self) -> f32 {
+        self.length_scale
     }
     /// Enclosed volume (meaningful for closed meshes).
     pub fn volume(&self) -> f32 {
