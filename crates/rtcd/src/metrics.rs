@@ -41,6 +41,10 @@ pub struct StepMetrics {
     pub contact_rays: u64,
     /// Prediction records kept for the next step.
     pub prediction_records: u64,
+    /// Edges traced along (Mochi 2024 §3.4's edge rays).
+    pub edge_rays: u64,
+    /// Edges crossing the other mesh with both ends outside it: edge contacts.
+    pub edge_contacts: u64,
     /// Manifolds produced.
     pub manifolds: u64,
     /// Points in those manifolds.
@@ -122,6 +126,8 @@ impl StepMetrics {
         self.walk_steps += o.walk_steps;
         self.contact_rays += o.contact_rays;
         self.prediction_records += o.prediction_records;
+        self.edge_rays += o.edge_rays;
+        self.edge_contacts += o.edge_contacts;
         self.manifolds += o.manifolds;
         self.manifold_points += o.manifold_points;
         self.cumulative_ray_length += o.cumulative_ray_length;

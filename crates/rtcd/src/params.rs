@@ -128,7 +128,8 @@ impl RtcdParams {
             return *self;
         }
         let threshold = mesh1.length_scale().min(mesh2.length_scale());
-        let k = mesh1.average_triangle_size().min(mesh2.average_triangle_size()) / self.displacement_threshold;
+        let k =
+            mesh1.average_triangle_size().min(mesh2.average_triangle_size()) / self.displacement_threshold;
         RtcdParams {
             displacement_threshold: threshold,
             distance_extension: self.distance_extension * k,

@@ -13,12 +13,14 @@ pub(crate) fn to_rtcd(pose: &Pose) -> rtcd::Pose {
 /// Largest code `PackedFeatureId` accepts (it asserts on more).
 const MAX_FEATURE_CODE: u32 = (1 << 30) - 1;
 
-/// A stable parry feature id: the vertex a ray came from, or the triangle it hit. Ids too large for
+/// A stable parry feature id: the vertex a ray came from, the edge an edge ray ran along, or the
+/// triangle it hit. Ids too large for
 /// parry's packing (over 2³⁰) become `UNKNOWN` rather than panic; such points then lose warm-starting.
 pub(crate) fn packed(fid: FeatureId) -> PackedFeatureId {
     match fid {
         FeatureId::Vertex(v) if v <= MAX_FEATURE_CODE => PackedFeatureId::vertex(v),
         FeatureId::Face(f) if f <= MAX_FEATURE_CODE => PackedFeatureId::face(f),
+        FeatureId::Edge(e) if e <= MAX_FEATURE_CODE => PackedFeatureId::edge(e),
         _ => PackedFeatureId::UNKNOWN,
     }
 }
@@ -105,6 +107,7 @@ mod tests {
     fn feature_ids_never_panic() {
         assert_eq!(packed(FeatureId::Vertex(5)), PackedFeatureId::vertex(5));
         assert_eq!(packed(FeatureId::Face(5)), PackedFeatureId::face(5));
+        assert_eq!(packed(FeatureId::Edge(5)), PackedFeatureId::edge(5));
         assert_eq!(packed(FeatureId::Face(u32::MAX)), PackedFeatureId::UNKNOWN);
     }
 }

@@ -21,11 +21,12 @@ use glam::Vec3;
 use rayon::prelude::*;
 use rtcd::{
     BackendError, ContactCandidate, FeatureId, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind,
-    RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
+    RayRecord, RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     aabb::Aabb,
     contact::{ReduceScratch, reduce_manifolds_with},
     detect::{
-        candidate_region, needs_standard_trace, reach_box, separation_before_trace, separation_for_reach_from,
+        candidate_region, needs_standard_trace, pair_edge_contacts, reach_box, separation_before_trace,
+        separation_for_reach_from,
     },
     narrow_phase::{RayDebug, RayOutcome},
 };
@@ -37,7 +38,7 @@ use crate::{
     gpu_types::*,
     kernels::{Kernels, Pipeline, grid},
     mesh_store::MeshStore,
-    pair_table::{PairTable, SlotMirror},
+    pair_table::{HostEdgeState, PairTable, SlotMirror},
     readback::MapReceiver,
     scan::{self, ScanBuffers},
     shaders::Kernel,
@@ -93,6 +94,12 @@ struct Job {
     pos12: rtcd::Pose,
     slot: u32,
     standard: bool,
+    /// Out of the rays' reach this step (no ray traced).
+    separated: bool,
+    /// The pair's edge contacts (shape 1's frame), traced on the host while the device works.
+    edge_contacts: Vec<ContactCandidate>,
+    /// Their figures.
+    edge_metrics: StepMetrics,
 }
 
 struct Pending {
@@ -397,7 +404,7 @@ impl GpuNarrowPhase {
                 );
             // As on the CPU: a pair without records whose meshes are out of the rays' reach gets a
             // standard step without rays (its records stay empty).
-            let recordless = a.new || mirror.rec_counts == [0, 0];
+            let recordless = a.new || (mirror.rec_counts == [0, 0] && mirror.edge_counts == [0, 0]);
             let mut witness = mirror.witness;
             let (bound, separated) =
                 separation_before_trace(p, standard, recordless, &params, opts, &mut witness);
@@ -454,7 +461,15 @@ impl GpuNarrowPhase {
                 max_it: params.max_it,
                 ..Default::default()
             });
-            jobs.push(Job { input_index: i, pos12: p.pos12, slot: a.slot, standard });
+            jobs.push(Job {
+                input_index: i,
+                pos12: p.pos12,
+                slot: a.slot,
+                standard,
+                separated,
+                edge_contacts: Vec::new(),
+                edge_metrics: StepMetrics::default(),
+            });
             entries += e0 as u64 + e1 as u64;
             if entries >= u32::MAX as u64 / 2 {
                 return Err(BackendError::Device(format!(
@@ -631,6 +646,7 @@ impl GpuNarrowPhase {
             rx
         });
         let submission = self.queue.submit([encoder.finish()]);
+        self.trace_edges(pairs, &mut jobs);
         Ok(Pending {
             entries: e,
             outputs,
@@ -640,6 +656,39 @@ impl GpuNarrowPhase {
             start,
             gpu: Some(PendingGpu { submission, small_rx, big_rx, estimate, passes }),
         })
+    }
+
+    /// The edge rays of the step's pairs (`rtcd::detect::pair_edge_contacts`, Mochi 2024 §3.4),
+    /// on the host, in parallel, while the device traces the vertex rays: they start from last
+    /// step's vertex records, which the host read back, so they need nothing from this step's.
+    fn trace_edges(&mut self, pairs: &[PairInput], jobs: &mut [Job]) {
+        let base = self.params;
+        let mut states: Vec<HostEdgeState> = jobs.iter().map(|j| self.table.take_edges(j.slot)).collect();
+        jobs.par_iter_mut().zip(states.par_iter_mut()).with_min_len(8).for_each_init(
+            Vec::new,
+            |edges, (job, st)| {
+                if job.separated {
+                    st.edge_records.iter_mut().for_each(Vec::clear);
+                    return;
+                }
+                let p = &pairs[job.input_index];
+                let params = base.for_pair(p.mesh1, p.mesh2);
+                let records = [st.vertex_records[0].as_slice(), st.vertex_records[1].as_slice()];
+                pair_edge_contacts(
+                    p,
+                    &params,
+                    job.standard,
+                    records,
+                    &mut st.edge_records,
+                    edges,
+                    &mut job.edge_metrics,
+                    &mut job.edge_contacts,
+                );
+            },
+        );
+        for (job, st) in jobs.iter().zip(states) {
+            self.table.put_edges(job.slot, st);
+        }
     }
 
     fn wait(&self, submission: wgpu::SubmissionIndex) -> Result<(), BackendError> {
@@ -788,9 +837,10 @@ impl GpuNarrowPhase {
                 },
             )
             .collect();
-        for (job, (manifolds, rays, kept, m, counts)) in jobs.iter().zip(results) {
+        for (job, (manifolds, rays, kept, m, records)) in jobs.iter().zip(results) {
             metrics.add(&m);
-            self.table.mirror_mut(job.slot).rec_counts = counts;
+            self.table.mirror_mut(job.slot).rec_counts = records.each_ref().map(|r| r.len() as u32);
+            self.table.set_vertex_records(job.slot, records);
             let o = &mut outputs[job.input_index];
             o.mode = if job.standard { StepMode::Standard } else { StepMode::Iterative };
             o.manifolds = manifolds;
@@ -802,7 +852,8 @@ impl GpuNarrowPhase {
     }
 }
 
-type PairParsed = (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, [u32; 2]);
+type PairParsed =
+    (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, [Vec<RayRecord>; 2]);
 
 /// Encodes the compaction pass (entries → next records and contacts).
 #[expect(clippy::too_many_arguments, reason = "the per-pair inputs of one step, passed as they are used")]
@@ -843,14 +894,14 @@ fn parse_pair(
     candidates: &mut Vec<ContactCandidate>,
 ) -> PairParsed {
     let mut m = StepMetrics::default();
-    let mut counts = [0u32; 2];
+    let mut records: [Vec<RayRecord>; 2] = Default::default();
     let mut rays = Vec::new();
     candidates.clear();
     for c in contacts {
         let [_, vertex, triangle, kind] = c.info;
         let outcome = kind & 3;
         let dir = ((kind >> 4) & 1) as usize;
-        counts[dir] += 1;
+        records[dir].push(RayRecord { vertex, triangle, in_contact: outcome == OUTCOME_CONTACT });
         let p1 = Vec3::new(c.point_a[0], c.point_a[1], c.point_a[2]);
         let p2 = Vec3::new(c.point_b[0], c.point_b[1], c.point_b[2]);
         let n1 = Vec3::new(c.normal_a[0], c.normal_a[1], c.normal_a[2]);
@@ -896,6 +947,14 @@ fn parse_pair(
             });
         }
     }
+    // The edge contacts after the vertex rays' candidates, as the CPU backend orders them.
+    for c in &job.edge_contacts {
+        m.cumulative_depth += (-c.dist) as f64;
+        m.max_depth = m.max_depth.max(-c.dist);
+    }
+    m.edge_rays = job.edge_metrics.edge_rays;
+    m.edge_contacts = job.edge_metrics.edge_contacts;
+    candidates.extend_from_slice(&job.edge_contacts);
     let kept = if opts.keep_contacts { candidates.clone() } else { Vec::new() };
     let mut manifolds = Vec::new();
     if !opts.skip_manifolds {
@@ -903,7 +962,12 @@ fn parse_pair(
     }
     m.manifolds = manifolds.len() as u64;
     m.manifold_points = manifolds.iter().map(|x| x.points.len() as u64).sum();
-    (manifolds, rays, kept, m, counts)
+    // Sorted by vertex, as the edge rays look them up (the compaction keeps entry order, which is
+    // vertex order; sorting again costs nothing when it holds).
+    for r in &mut records {
+        r.sort_unstable_by_key(|r| r.vertex);
+    }
+    (manifolds, rays, kept, m, records)
 }
 
 impl NarrowPhaseBackend for GpuNarrowPhase {

@@ -4,9 +4,9 @@
 //! separation bound and record counts) to decide each pair's tracer and lay out the next dispatch
 //! without a round trip.
 //! The slot buffer grows by doubling with a device-side copy, so growth never drops state, and a
-//! persisting pair keeps its slot.
+//! persisting pair keeps its slot. The edge rays' state ([`HostEdgeState`]) lives on the host.
 
-use rtcd::{PairKey, Pose, detect::TraceReference};
+use rtcd::{PairKey, Pose, RayRecord, detect::TraceReference};
 use rustc_hash::FxHashMap;
 
 use crate::{buffer::GrowBuffer, error::GpuError, gpu_types::GpuSlot};
@@ -25,6 +25,18 @@ pub struct SlotMirror {
     /// The leaf pair the pair's separation descents start from
     /// ([`rtcd::detect::separation_for_reach_from`]).
     pub witness: [u32; 2],
+    /// Crossing edges kept per direction ([`HostEdgeState::edge_records`]).
+    pub edge_counts: [u32; 2],
+}
+
+/// What the edge rays of one slot keep between steps (`rtcd::detect::pair_edge_contacts`): last
+/// step's vertex records, read back from the device, which pick the edges, and the crossing edges.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostEdgeState {
+    /// Last step's vertex records per direction, sorted by vertex.
+    pub vertex_records: [Vec<RayRecord>; 2],
+    /// Crossing edges per direction, sorted.
+    pub edge_records: [Vec<u32>; 2],
 }
 
 impl SlotMirror {
@@ -33,7 +45,7 @@ impl SlotMirror {
         self.reference.map(|pose| TraceReference {
             pose,
             separation: self.separation,
-            has_records: self.rec_counts != [0, 0],
+            has_records: self.rec_counts != [0, 0] || self.edge_counts != [0, 0],
         })
     }
 }
@@ -42,6 +54,7 @@ pub(crate) struct PairTable {
     slots: FxHashMap<PairKey, u32>,
     free: Vec<u32>,
     mirror: Vec<SlotMirror>,
+    edges: Vec<HostEdgeState>,
     pub buffer: GrowBuffer<GpuSlot>,
 }
 
@@ -59,6 +72,7 @@ impl PairTable {
             slots: FxHashMap::default(),
             free: (0..capacity).rev().collect(),
             mirror: vec![SlotMirror::default(); capacity as usize],
+            edges: vec![HostEdgeState::default(); capacity as usize],
             buffer: GrowBuffer::new(
                 device,
                 "rtcd:buffer:pair_table",
@@ -86,6 +100,23 @@ impl PairTable {
 
     pub fn mirror_mut(&mut self, slot: u32) -> &mut SlotMirror {
         &mut self.mirror[slot as usize]
+    }
+
+    /// The slot's edge-ray state, taken out (left empty) so that pairs can be worked on in parallel;
+    /// [`PairTable::put_edges`] puts it back.
+    pub fn take_edges(&mut self, slot: u32) -> HostEdgeState {
+        std::mem::take(&mut self.edges[slot as usize])
+    }
+
+    /// Puts back a slot's edge-ray state, and its counts into the mirror.
+    pub fn put_edges(&mut self, slot: u32, state: HostEdgeState) {
+        self.mirror[slot as usize].edge_counts = state.edge_records.each_ref().map(|r| r.len() as u32);
+        self.edges[slot as usize] = state;
+    }
+
+    /// Sets the vertex records a slot's next edge rays start from.
+    pub fn set_vertex_records(&mut self, slot: u32, records: [Vec<RayRecord>; 2]) {
+        self.edges[slot as usize].vertex_records = records;
     }
 
     /// Frees every pair not in `present`; returns how many were freed.
@@ -117,6 +148,7 @@ impl PairTable {
                 return Ok(SlotAssignment { slot, new: false });
             }
             *m = SlotMirror { mesh_ids, ..Default::default() };
+            self.edges[slot as usize] = HostEdgeState::default();
             return Ok(SlotAssignment { slot, new: true });
         }
         if self.free.is_empty() {
@@ -124,11 +156,13 @@ impl PairTable {
             let new_cap = old * 2;
             self.buffer.reserve(device, encoder, new_cap as u64, old as u64)?;
             self.mirror.resize(new_cap as usize, SlotMirror::default());
+            self.edges.resize(new_cap as usize, HostEdgeState::default());
             self.free.extend((old..new_cap).rev());
         }
         let slot = self.free.pop().expect("free list refilled above");
         self.slots.insert(key, slot);
         self.mirror[slot as usize] = SlotMirror { mesh_ids, ..Default::default() };
+        self.edges[slot as usize] = HostEdgeState::default();
         Ok(SlotAssignment { slot, new: true })
     }
 }

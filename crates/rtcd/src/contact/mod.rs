@@ -19,6 +19,9 @@ pub enum FeatureId {
     Vertex(u32),
     /// The triangle the ray hit.
     Face(u32),
+    /// An edge ([`crate::RtcdMesh::edges`]) that crosses the other mesh's surface (Mochi 2024
+    /// §3.4's edge rays).
+    Edge(u32),
 }
 
 impl FeatureId {
@@ -26,6 +29,7 @@ impl FeatureId {
     pub fn packed(self) -> u64 {
         match self {
             FeatureId::Vertex(v) => (1u64 << 32) | v as u64,
+            FeatureId::Edge(e) => (2u64 << 32) | e as u64,
             FeatureId::Face(f) => (3u64 << 32) | f as u64,
         }
     }

@@ -3,13 +3,16 @@
 //! ([`box_vertex_face`]). `pair::detect_pair` runs one pair for one step.
 
 mod cuboid;
+mod edge;
 pub(crate) mod pair;
+
+pub use edge::{EdgeCrossing, EdgeTest, edge_crossing, ridge_contact};
 
 pub use cuboid::{BoxFace, TRIANGLES_PER_BOX_FACE, box_exit_face, box_vertex_face, nearest_box_face};
 
 pub use pair::{
-    TraceReference, candidate_region, max_displacement, needs_standard_trace, ray_reach, reach_box,
-    separation_before_trace, separation_bound, separation_bound_beyond, separation_for_reach,
+    TraceReference, candidate_region, max_displacement, needs_standard_trace, pair_edge_contacts, ray_reach,
+    reach_box, separation_before_trace, separation_bound, separation_bound_beyond, separation_for_reach,
     separation_for_reach_from,
 };
 
@@ -57,6 +60,9 @@ pub struct PairState {
     /// The BVH leaf pair (shape 1's node, shape 2's) at which the last separation descent found the
     /// meshes within the rays' reach; checked first by the next one ([`separation_for_reach_from`]).
     pub(crate) witness: [u32; 2],
+    /// Edges of shape 1 (index 0) and shape 2 (index 1) that crossed the other mesh at the last
+    /// step ([`edge_crossing`]), tested again at the next, sorted.
+    pub edge_records: [Vec<u32>; 2],
 }
 
 impl PairState {
@@ -65,7 +71,12 @@ impl PairState {
         self.reference.map(|pose| TraceReference {
             pose,
             separation: self.separation,
-            has_records: self.records.iter().any(|r| !r.is_empty()),
+            has_records: self.has_records(),
         })
+    }
+
+    /// Whether the pair keeps any ray record or crossing edge.
+    pub fn has_records(&self) -> bool {
+        self.records.iter().any(|r| !r.is_empty()) || self.edge_records.iter().any(|r| !r.is_empty())
     }
 }

@@ -12,8 +12,8 @@ use crate::{
     aabb::Aabb,
     bvh::BvhNode,
     contact::{
-        ContactCandidate, ContactManifold, RayContact, ReduceScratch, ray_depth, reduce_manifolds_with,
-        reproject,
+        ContactCandidate, ContactManifold, FeatureId, RayContact, ReduceScratch, ray_depth,
+        reduce_manifolds_with, reproject,
     },
     mesh::RtcdMesh,
     metrics::{ERROR_DEPTH_TOLERANCE, ErrorMetrics, StepMetrics},
@@ -44,6 +44,10 @@ pub(crate) struct Scratch {
     contacts: Vec<RayContact>,
     candidates: Vec<ContactCandidate>,
     reduce: ReduceScratch,
+    /// Edge contacts of the step ([`edge_direction`]).
+    edge_contacts: Vec<ContactCandidate>,
+    /// The edges an iterative step tests.
+    edges: Vec<u32>,
 }
 
 /// One direction of a pair: rays from `from`'s vertices traced against `to`, in `to`'s frame.
@@ -454,7 +458,7 @@ pub(crate) fn takes_standard_step(
 /// [`takes_standard_step`]). The state of such a step only counts it (`steps_since_standard`);
 /// [`detect_pair`] would return no contact.
 pub(crate) fn is_quiet_step(state: &PairState, standard: bool, opts: &StepOptions) -> bool {
-    !standard && !opts.measure_errors && state.records.iter().all(Vec::is_empty)
+    !standard && !opts.measure_errors && !state.has_records()
 }
 
 /// One step of one pair; `standard` from [`takes_standard_step`] on the same input and state. The
@@ -478,12 +482,30 @@ pub(crate) fn detect_pair(
     let mode = if standard { StepMode::Standard } else { StepMode::Iterative };
     // A standard trace of a pair without records: first the separation bound, and no trace when it
     // puts the meshes out of the rays' reach (it would find nothing; the records stay empty).
-    let recordless = state.records.iter().all(Vec::is_empty);
+    let recordless = !state.has_records();
     // [`separation_before_trace`]: the bound decides the trace, and is the separation kept when the
     // trace leaves no record.
     let (bound, separated) =
         separation_before_trace(input, standard, recordless, params, opts, &mut state.witness);
     let dirs = Direction::both(input);
+    // Edge rays (Mochi 2024 §3.4), before the vertex rays: last step's vertex records pick the
+    // edges (so a backend can trace them without waiting for this step's vertex rays).
+    scratch.edge_contacts.clear();
+    if separated {
+        state.edge_records.iter_mut().for_each(Vec::clear);
+    } else {
+        let records = [state.records[0].as_slice(), state.records[1].as_slice()];
+        pair_edge_contacts(
+            input,
+            params,
+            standard,
+            records,
+            &mut state.edge_records,
+            &mut scratch.edges,
+            &mut metrics,
+            &mut scratch.edge_contacts,
+        );
+    }
     let mut rays = Vec::new();
     scratch.contacts.clear();
     let mut standard_in_contact = false;
@@ -530,7 +552,7 @@ pub(crate) fn detect_pair(
     if standard {
         state.reference = Some(input.pos12);
         // Only read for record-less pairs of the iterative algorithm (see `needs_standard_trace`).
-        state.separation = if params.iterative && state.records.iter().all(Vec::is_empty) {
+        state.separation = if params.iterative && !state.has_records() {
             bound.unwrap_or_else(|| {
                 separation_for_reach_from(input.mesh1, input.mesh2, &input.pos12, params, &mut state.witness)
             })
@@ -560,6 +582,11 @@ pub(crate) fn detect_pair(
             scratch.candidates.push(cand);
         }
     }
+    for c in &scratch.edge_contacts {
+        metrics.cumulative_depth += (-c.dist) as f64;
+        metrics.max_depth = metrics.max_depth.max(-c.dist);
+    }
+    scratch.candidates.extend_from_slice(&scratch.edge_contacts);
     let kept = if opts.keep_contacts { scratch.candidates.clone() } else { Vec::new() };
     let mut manifolds = Vec::new();
     if !opts.skip_manifolds {
@@ -872,6 +899,133 @@ fn iterative_direction(
         }
     }
     records.truncate(kept);
+}
+
+/// Edge rays of one direction (Mochi 2024 §3.4; [`edge_crossing`]): the edges of `dir.from` that
+/// cross `dir.to` with both ends outside it become contacts (appended to `out`, in shape 1's frame)
+/// and the direction's `edge_records`.
+///
+/// `vertex_records` are the direction's records from the last step (the edges are traced before
+/// this step's vertex rays, so a backend may trace both at once). A standard step tests every
+/// edge whose bounding box meets the candidate region. An iterative step tests last step's
+/// crossing edges and the edges at a vertex kept as a prediction (a vertex near the other mesh and
+/// outside it): as with vertices (IRTCD 2013 §3.4), an edge that starts crossing between standard
+/// steps is found through its predicted ends, or at the next standard step; it skips the edges
+/// with an end that was in contact (inside the other mesh: that end's vertex ray carries the
+/// contact, and such an edge cannot cross with both ends outside). A standard step skips none, so
+/// that it finds what a fresh standard trace finds, whatever the records.
+#[expect(clippy::too_many_arguments, reason = "one direction's edges, with what the vertex rays pass")]
+fn edge_direction(
+    dir: &Direction,
+    params: &RtcdParams,
+    standard: bool,
+    vertex_records: &[RayRecord],
+    edge_records: &mut Vec<u32>,
+    edges: &mut Vec<u32>,
+    pos12: &Pose,
+    metrics: &mut StepMetrics,
+    out: &mut Vec<ContactCandidate>,
+) {
+    let in_contact = |v: u32| {
+        vertex_records.binary_search_by_key(&v, |r| r.vertex).is_ok_and(|k| vertex_records[k].in_contact)
+    };
+    let mesh_edges = dir.from.edges();
+    edges.clear();
+    if standard {
+        let region = dir.candidate_region(params.candidate_extension());
+        if !region.is_empty() {
+            let positions = dir.from.positions();
+            edges.extend((0..mesh_edges.len() as u32).filter(|&k| {
+                let [a, b] = mesh_edges[k as usize];
+                let (pa, pb) = (positions[a as usize], positions[b as usize]);
+                pa.min(pb).cmple(region.max).all() && pa.max(pb).cmpge(region.min).all()
+            }));
+        }
+    } else {
+        edges.extend_from_slice(edge_records);
+        for r in vertex_records.iter().filter(|r| !r.in_contact) {
+            edges.extend_from_slice(dir.from.vertex_edges(r.vertex));
+        }
+        edges.sort_unstable();
+        edges.dedup();
+    }
+    edge_records.clear();
+    for &k in edges.iter() {
+        let [a, b] = mesh_edges[k as usize];
+        if !standard && (in_contact(a) || in_contact(b)) {
+            continue;
+        }
+        metrics.edge_rays += 1;
+        if let crate::detect::EdgeTest::Crossing(c) =
+            crate::detect::edge_crossing(dir.from, dir.to, &dir.from_to, k, params.tracer)
+        {
+            metrics.edge_contacts += 1;
+            edge_records.push(k);
+            out.push(edge_candidate(&c, dir.from_shape2, pos12));
+        }
+    }
+}
+
+/// The edge contacts of one step of a pair, both directions (see `edge_direction`): appended to
+/// `out` in shape 1's frame; `vertex_records` are each direction's vertex records from the last
+/// step (shape 1's vertices first), `edge_records` the crossing edges kept between steps, updated
+/// here; `edges` is a scratch buffer. Both backends call it for a pair that is not
+/// [separated](separation_before_trace) this step (a separated pair clears its edge records).
+#[expect(clippy::too_many_arguments, reason = "one pair's edges, with the state both backends keep")]
+pub fn pair_edge_contacts(
+    input: &PairInput,
+    params: &RtcdParams,
+    standard: bool,
+    vertex_records: [&[RayRecord]; 2],
+    edge_records: &mut [Vec<u32>; 2],
+    edges: &mut Vec<u32>,
+    metrics: &mut StepMetrics,
+    out: &mut Vec<ContactCandidate>,
+) {
+    for (d, dir) in Direction::both(input).iter().enumerate() {
+        edge_direction(
+            dir,
+            params,
+            standard,
+            vertex_records[d],
+            &mut edge_records[d],
+            edges,
+            &input.pos12,
+            metrics,
+            out,
+        );
+    }
+}
+
+/// An edge crossing ([`crate::detect::EdgeCrossing`], in the other mesh's frame) as a contact in
+/// shape 1's frame, with the conventions of [`reproject`]: the casting mesh moves along the
+/// crossing's normal to separate.
+fn edge_candidate(c: &crate::detect::EdgeCrossing, from_shape2: bool, pos12: &Pose) -> ContactCandidate {
+    let dist = -c.depth;
+    if !from_shape2 {
+        // An edge of shape 1 in shape 2 (the crossing is in shape 2's frame).
+        let n1 = -pos12.transform_vector(c.normal);
+        let p1 = pos12.transform_point(c.point);
+        ContactCandidate {
+            p1,
+            p2: p1 + n1 * dist,
+            n1,
+            dist,
+            fid1: FeatureId::Edge(c.edge),
+            fid2: FeatureId::Face(c.triangle),
+        }
+    } else {
+        // An edge of shape 2 in shape 1: shape 2 moves along the normal, from 1 toward 2.
+        let n1 = c.normal;
+        ContactCandidate {
+            p1: c.point - n1 * dist,
+            p2: c.point,
+            n1,
+            dist,
+            fid1: FeatureId::Face(c.triangle),
+            fid2: FeatureId::Edge(c.edge),
+        }
+    }
 }
 
 /// Compares this step's contacts of one direction with a full standard trace (no prediction).

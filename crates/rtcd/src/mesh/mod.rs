@@ -85,6 +85,74 @@ impl MeshReport {
 
 static NEXT_MESH_ID: AtomicU64 = AtomicU64::new(1);
 
+/// The cosine of [`FEATURE_EDGE_ANGLE`].
+const FEATURE_EDGE_COS: f32 = 0.939_692_6;
+
+/// Least angle between the normals of an edge's two faces for the edge to cast an edge ray (20°).
+/// Between flatter faces, a crossing with both ends outside the other body is at most
+/// `tan(10°) / 2`, 9 %, of the edge's length deep, and the vertex rays around it carry the contact;
+/// a flat edge (a diagonal of a box's face, an edge of a subdivided floor) never crosses a body
+/// that its faces do not already hold.
+pub const FEATURE_EDGE_ANGLE: f32 = 20.0;
+
+/// The convex feature edges, each once: edge `k` of triangle `t` (corners `k`, `k + 1`) when `t` is
+/// the lower-indexed of its two triangles, whose normals are at least [`FEATURE_EDGE_ANGLE`] apart
+/// and which turn outward (the other triangle's far corner lies behind `t`'s plane); and every
+/// boundary edge of an open mesh. A concave edge cannot cross another body with both ends outside
+/// without the other body's convex edges crossing its faces, which their own edge rays see.
+fn feature_edges(
+    positions: &[Vec3],
+    triangles: &[[u32; 3]],
+    neighbors: &[[u32; 3]],
+    normals: &[Vec3],
+) -> Vec<[u32; 2]> {
+    let mut edges = Vec::new();
+    for (t, (tri, adj)) in triangles.iter().zip(neighbors).enumerate() {
+        for k in 0..3 {
+            let (a, b) = (tri[k], tri[(k + 1) % 3]);
+            let other = adj[k];
+            if other == adjacency::NO_NEIGHBOR {
+                edges.push([a, b]);
+                continue;
+            }
+            if other < t as u32 {
+                continue;
+            }
+            let n = normals[t];
+            if n.dot(normals[other as usize]) > FEATURE_EDGE_COS {
+                continue;
+            }
+            let far = triangles[other as usize].iter().copied().find(|&v| v != a && v != b);
+            let convex = far.is_some_and(|c| n.dot(positions[c as usize] - positions[a as usize]) < 0.0);
+            if convex {
+                edges.push([a, b]);
+            }
+        }
+    }
+    edges
+}
+
+/// The edges at each vertex, as offsets into one list (`offsets[v]..offsets[v + 1]`).
+fn incident_edges(vertices: usize, edges: &[[u32; 2]]) -> (Vec<u32>, Vec<u32>) {
+    let mut offsets = vec![0u32; vertices + 1];
+    for e in edges {
+        offsets[e[0] as usize + 1] += 1;
+        offsets[e[1] as usize + 1] += 1;
+    }
+    for v in 0..vertices {
+        offsets[v + 1] += offsets[v];
+    }
+    let mut fill = offsets.clone();
+    let mut list = vec![0u32; 2 * edges.len()];
+    for (id, e) in edges.iter().enumerate() {
+        for &v in e {
+            list[fill[v as usize] as usize] = id as u32;
+            fill[v as usize] += 1;
+        }
+    }
+    (offsets, list)
+}
+
 /// A validated triangle mesh with everything the narrow phase reads precomputed. Immutable; share it
 /// with `Arc`.
 #[derive(Clone, Debug)]
@@ -97,6 +165,9 @@ pub struct RtcdMesh {
     triangle_normals: Vec<Vec3>,
     prepared: Vec<PreparedTriangle>,
     neighbors: Vec<[u32; 3]>,
+    edges: Vec<[u32; 2]>,
+    vertex_edge_offsets: Vec<u32>,
+    vertex_edges: Vec<u32>,
     bvh: Vec<BvhNode>,
     exit_distances: Vec<f32>,
     aabb: Aabb,
@@ -168,6 +239,8 @@ impl RtcdMesh {
         let triangles: Vec<[u32; 3]> = order.iter().map(|&i| triangles[i as usize]).collect();
         let neighbors = adjacency::build_adjacency(&triangles);
         let triangle_normals = normals::triangle_normals(&positions, &triangles);
+        let edges = feature_edges(&positions, &triangles, &neighbors, &triangle_normals);
+        let (vertex_edge_offsets, vertex_edges) = incident_edges(positions.len(), &edges);
         let prepared = triangles
             .iter()
             .map(|t| {
@@ -195,6 +268,9 @@ impl RtcdMesh {
             triangle_normals,
             prepared,
             neighbors,
+            edges,
+            vertex_edge_offsets,
+            vertex_edges,
             bvh,
             exit_distances: Vec::new(),
             aabb,
@@ -277,6 +353,17 @@ impl RtcdMesh {
     /// `neighbors()[t][k]`: the triangle across edge `k` of `t`, or [`NO_NEIGHBOR`].
     pub fn neighbors(&self) -> &[[u32; 3]] {
         &self.neighbors
+    }
+    /// The edges that cast edge rays (Mochi 2024 §3.4), each once, as two vertices: the convex
+    /// ones whose faces are at least [`FEATURE_EDGE_ANGLE`] degrees apart, and the boundary edges of
+    /// an open mesh. The index in this list is the edge's id ([`crate::FeatureId::Edge`]).
+    pub fn edges(&self) -> &[[u32; 2]] {
+        &self.edges
+    }
+    /// The ids of the edges that end at vertex `v` ([`RtcdMesh::edges`]).
+    pub fn vertex_edges(&self, v: u32) -> &[u32] {
+        let (a, b) = (self.vertex_edge_offsets[v as usize], self.vertex_edge_offsets[v as usize + 1]);
+        &self.vertex_edges[a as usize..b as usize]
     }
     /// The flattened BVH (see [`crate::bvh`]).
     pub fn bvh(&self) -> &[BvhNode] {
