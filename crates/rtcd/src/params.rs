@@ -60,6 +60,10 @@ pub struct RtcdParams {
     /// ratios to `displacement_threshold` given here. With `false` every pair uses the fields as
     /// they are. Default `true`.
     pub per_pair: bool,
+    /// Trace the meshes' convex feature edges along their length (Mochi 2024 §3.4's edge rays;
+    /// [`crate::detect::pair_edge_contacts`]): edges crossing the other body with no vertex inside
+    /// get contacts. Default `true`.
+    pub edge_rays: bool,
 }
 
 /// An invalid parameter.
@@ -105,6 +109,7 @@ impl RtcdParams {
             tracer: TracerKind::Bvh,
             manifold_angle: 5f32.to_radians(),
             per_pair: true,
+            edge_rays: true,
         }
     }
 

@@ -88,36 +88,53 @@ pub fn edge_crossing(
         // The second end is inside, or the two hits are one grazing touch.
         return EdgeTest::Touching;
     }
-    match ridge_contact(p0, e, (h_in.t, h_in.normal), (t_out, h_out.normal)) {
+    // The ridge of the entry and exit faces is the way out only where those faces meet there: from
+    // the point below the ridge, along its normal, the edge leaves the body at the ridge. Faces that
+    // do not meet (nearly opposite faces of a twisted prism, faces far apart on a fine mesh) give a
+    // line elsewhere, and the way out is then sought as through a slab.
+    let ridge =
+        ridge_contact(p0, e, (h_in.t, h_in.normal), (t_out, h_out.normal)).filter(|&(point, n, depth)| {
+            tracer
+                .trace_line(to, &Ray::new(point, n), 0.0, 2.0 * depth + len, NO_SKIP)
+                .forward
+                .is_some_and(|h| h.from_inside && (h.t - depth).abs() <= 0.1 * depth + 1e-6 * len)
+        });
+    match ridge {
         Some((point, normal, depth)) => {
             EdgeTest::Crossing(EdgeCrossing { edge, triangle: h_in.triangle, point, normal, depth })
         }
-        None => match through_contact(to, p0 + e * (0.5 * (h_in.t + t_out)), e, h_in.normal, tracer) {
-            Some((triangle, normal, depth)) => EdgeTest::Crossing(EdgeCrossing {
-                edge,
-                triangle,
-                point: p0 + e * (0.5 * (h_in.t + t_out)),
-                normal,
-                depth,
-            }),
-            None => EdgeTest::Touching,
-        },
+        None => {
+            let (p_in, p_out) = (p0 + e * h_in.t, p0 + e * t_out);
+            match through_contact(to, (p_in, p_out), e, h_in.normal, tracer) {
+                Some((triangle, normal, depth)) => EdgeTest::Crossing(EdgeCrossing {
+                    edge,
+                    triangle,
+                    point: 0.5 * (p_in + p_out),
+                    normal,
+                    depth,
+                }),
+                None => EdgeTest::Touching,
+            }
+        }
     }
 }
 
 /// The contact of an edge that passes right through `to` without a ridge (in through one face,
-/// out through the opposite one: a beam through a slab), from `mid`, the middle of its stretch
-/// inside: rays from there in four directions perpendicular to the edge (`e`), two of them in the
-/// plane of the edge and the entry normal `n_in`, meet `to`'s surface from inside, and the nearest
-/// exit, re-projected on its face's normal (Lehericey et al. 2014 §3.2: depth `t (d · n)`, direction
-/// `n`), is the way out. Returns the exit triangle, its outward normal and the depth.
+/// out through the opposite one: a beam through a slab), whose stretch inside runs from `p_in` to
+/// `p_out`: rays from the stretch's middle in four directions perpendicular to the edge (`e`), two
+/// of them in the plane of the edge and the entry normal `n_in`, meet `to`'s surface from inside;
+/// each exit face is a way out, along its outward normal `n`, as far as it takes to bring the whole
+/// stretch past the face's plane (`max n · (q - p)` over the stretch's ends and middle, `q` the
+/// exit point), and the shortest way is the contact. Measured so, a face met at a grazing angle is
+/// not taken for a short way out. Returns the exit triangle, its outward normal and the depth.
 fn through_contact(
     to: &RtcdMesh,
-    mid: Vec3,
+    (p_in, p_out): (Vec3, Vec3),
     e: Vec3,
     n_in: Vec3,
     tracer: TracerKind,
 ) -> Option<(u32, Vec3, f32)> {
+    let mid = 0.5 * (p_in + p_out);
     let a = n_in - e * n_in.dot(e);
     let a = if a.length_squared() > 1e-8 { a.normalize() } else { e.any_orthonormal_vector() };
     let b = e.cross(a);
@@ -126,7 +143,8 @@ fn through_contact(
         .into_iter()
         .filter_map(|d| {
             let h = tracer.trace_line(to, &Ray::new(mid, d), 0.0, reach, NO_SKIP).forward?;
-            let depth = h.t * d.dot(h.normal);
+            let q = mid + d * h.t;
+            let depth = [p_in, p_out, mid].into_iter().map(|p| h.normal.dot(q - p)).fold(f32::MIN, f32::max);
             (h.from_inside && depth > 0.0).then_some((h.triangle, h.normal, depth))
         })
         .min_by(|x, y| x.2.total_cmp(&y.2))

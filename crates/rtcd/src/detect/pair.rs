@@ -405,6 +405,10 @@ pub struct TraceReference {
 /// ray — penetration, or `culling_dist` with prediction — while the displacement stays under
 /// `separation - reach` (the distance between two rigid bodies shrinks by at most the relative
 /// displacement of their points), so the trace, which would find nothing, is put off until then.
+/// And one addition: a pair that kept no record is traced as soon as its displacement exceeds
+/// `separation`, below the threshold too, since its meshes may then touch and it has no ray or
+/// edge to walk (coarse meshes, whose vertex normals miss an approaching edge or face, keep no
+/// predictions: two boxes closing in edge on edge).
 pub fn needs_standard_trace(
     reference: Option<&TraceReference>,
     pos12: &Pose,
@@ -420,12 +424,20 @@ pub fn needs_standard_trace(
     let no_trace_under = if r.has_records {
         params.displacement_threshold
     } else {
-        params.displacement_threshold.max((r.separation - ray_reach(params)) * (1.0 - 1e-6))
+        params
+            .displacement_threshold
+            .max((r.separation - ray_reach(params)) * (1.0 - 1e-6))
+            .min(r.separation * (1.0 - 1e-6))
     };
     if surely_within(&r.pose, pos12, radius1, radius2, no_trace_under) {
         return false;
     }
     let d = max_displacement(&r.pose, pos12, radius1, radius2);
+    // A pair without records that moved by its separation may touch: nothing recorded would see
+    // it (no vertex ray to walk, no crossing edge), so it is traced again, below the threshold too.
+    if !r.has_records && !(d <= r.separation) {
+        return true;
+    }
     if d <= params.displacement_threshold {
         return false;
     }
@@ -971,6 +983,7 @@ fn edge_direction(
 /// step (shape 1's vertices first), `edge_records` the crossing edges kept between steps, updated
 /// here; `edges` is a scratch buffer. Both backends call it for a pair that is not
 /// [separated](separation_before_trace) this step (a separated pair clears its edge records).
+/// Nothing without [`RtcdParams::edge_rays`].
 #[expect(clippy::too_many_arguments, reason = "one pair's edges, with the state both backends keep")]
 pub fn pair_edge_contacts(
     input: &PairInput,
@@ -982,6 +995,10 @@ pub fn pair_edge_contacts(
     metrics: &mut StepMetrics,
     out: &mut Vec<ContactCandidate>,
 ) {
+    if !params.edge_rays {
+        edge_records.iter_mut().for_each(Vec::clear);
+        return;
+    }
     for (d, dir) in Direction::both(input).iter().enumerate() {
         edge_direction(
             dir,
