@@ -386,7 +386,7 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
     let mut errors = Vec::new();
     if opts.errors {
         for prediction in [false, true] {
-            let v = Variant { tracer: TracerKind::Bvh, iterative: true, prediction };
+            let v = Variant::new(TracerKind::Bvh, true, prediction);
             let backend = cpu_backend(v.params(&params));
             let o = StepOptions { measure_errors: true, ..frames.options() };
             let row = replay_row(

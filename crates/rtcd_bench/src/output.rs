@@ -235,8 +235,8 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
     if !sp.is_empty() {
         let mut series = Vec::new();
         for s in &sp {
-            let sk = Variant { tracer: s.tracer, iterative: false, prediction: s.prediction }.key();
-            let ik = Variant { tracer: s.tracer, iterative: true, prediction: s.prediction }.key();
+            let sk = Variant::new(s.tracer, false, s.prediction).key();
+            let ik = Variant::new(s.tracer, true, s.prediction).key();
             let (Some(a), Some(b)) = (r.replay(&sk), r.replay(&ik)) else { continue };
             let mut pts: Vec<(f64, f64)> = Vec::new();
             let mut last = None;
@@ -380,7 +380,7 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
         )?;
     }
 
-    let default_key = Variant { tracer: TracerKind::Bvh, iterative: true, prediction: true }.key();
+    let default_key = Variant::new(TracerKind::Bvh, true, true).key();
     if let Some(row) = r.replay(&default_key) {
         let pts = |g: fn(&rtcd::StepMetrics) -> u64| {
             row.steps.iter().map(|s| (t(s.step), g(&s.metrics) as f64)).collect::<Vec<_>>()

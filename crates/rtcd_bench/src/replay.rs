@@ -34,20 +34,29 @@ pub struct Variant {
     pub iterative: bool,
     /// Predictive rays.
     pub prediction: bool,
+    /// Edge rays (Mochi 2024 §3.4; `RtcdParams::edge_rays`).
+    pub edge_rays: bool,
 }
 
 impl Variant {
-    /// The eight variants, standard before iterative, brute force before BVH.
+    /// The eight variants, standard before iterative, brute force before BVH, with edge rays; then
+    /// the default one (iterative BVH with prediction) without them, which gives their cost.
     pub fn all() -> Vec<Variant> {
         let mut v = Vec::new();
         for tracer in [TracerKind::BruteForce, TracerKind::Bvh] {
             for iterative in [false, true] {
                 for prediction in [false, true] {
-                    v.push(Variant { tracer, iterative, prediction });
+                    v.push(Variant::new(tracer, iterative, prediction));
                 }
             }
         }
+        v.push(Variant { edge_rays: false, ..Variant::new(TracerKind::Bvh, true, true) });
         v
+    }
+
+    /// A variant with edge rays.
+    pub fn new(tracer: TracerKind, iterative: bool, prediction: bool) -> Variant {
+        Variant { tracer, iterative, prediction, edge_rays: true }
     }
 
     /// `standard-brute`, `iterative-bvh`, ...
@@ -59,14 +68,26 @@ impl Variant {
         )
     }
 
-    /// `standard-brute/nopred`, `iterative-bvh/pred`, ...: what `--variants` matches.
+    /// `standard-brute/nopred`, `iterative-bvh/pred`, `iterative-bvh/pred/noedges`, ...: what
+    /// `--variants` matches.
     pub fn key(&self) -> String {
-        format!("{}/{}", self.base_key(), if self.prediction { "pred" } else { "nopred" })
+        format!(
+            "{}/{}{}",
+            self.base_key(),
+            if self.prediction { "pred" } else { "nopred" },
+            if self.edge_rays { "" } else { "/noedges" }
+        )
     }
 
     /// The parameters of this variant on top of `base`.
     pub fn params(&self, base: &RtcdParams) -> RtcdParams {
-        RtcdParams { tracer: self.tracer, iterative: self.iterative, prediction: self.prediction, ..*base }
+        RtcdParams {
+            tracer: self.tracer,
+            iterative: self.iterative,
+            prediction: self.prediction,
+            edge_rays: self.edge_rays,
+            ..*base
+        }
     }
 }
 

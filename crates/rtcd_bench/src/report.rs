@@ -46,8 +46,8 @@ pub fn speedups(r: &SceneResult) -> Vec<Speedup> {
     let mut out = Vec::new();
     for tracer in [TracerKind::BruteForce, TracerKind::Bvh] {
         for prediction in [false, true] {
-            let s = Variant { tracer, iterative: false, prediction }.key();
-            let i = Variant { tracer, iterative: true, prediction }.key();
+            let s = Variant::new(tracer, false, prediction).key();
+            let i = Variant::new(tracer, true, prediction).key();
             let (Some(s), Some(i)) = (r.replay(&s), r.replay(&i)) else { continue };
             let per_window = r
                 .windows
@@ -613,7 +613,7 @@ pub fn targets(results: &[SceneResult]) -> Vec<(String, Option<bool>, String)> {
     if let Some(r) = s2
         && let Some(w) = r.window("peak")
     {
-        let key = Variant { tracer: TracerKind::Bvh, iterative: true, prediction: true }.key();
+        let key = Variant::new(TracerKind::Bvh, true, true).key();
         let replayed = r.replay(&key).and_then(|row| row.mean_ms(w));
         // The plugin's default set-up when simulated, else the main one (recycling off).
         let off = r.sims.first().and_then(|s| s.narrow_ms(w));

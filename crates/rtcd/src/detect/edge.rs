@@ -16,8 +16,10 @@
 //! triangle, which the ray meets.
 //!
 //! An edge that passes right through the other body (in through a face, out through the opposite
-//! one: a beam through a slab) has no ridge: its contact is the nearest way out from the middle of
-//! its stretch inside, perpendicular to the edge ([`edge_crossing`]). An edge with an end inside the
+//! one: a beam through a slab) has no ridge: its contact is a way out from the middle of its
+//! stretch inside, perpendicular to the edge ([`edge_crossing`]): the nearest, or the one the
+//! pair's ridge contacts agree with (a plank sunk into a beam: the beam's edges through the plank
+//! leave through its bottom, as the plank's edges over the beam's ridges say). An edge with an end inside the
 //! other body is left to that end's vertex ray.
 
 use glam::Vec3;
@@ -37,6 +39,10 @@ pub struct EdgeCrossing {
     pub normal: Vec3,
     /// How far along `normal` (positive).
     pub depth: f32,
+    /// The edge passes right through the other body (no ridge): `normal` is the nearest way out,
+    /// and these are the others (triangle, normal, depth), nearest first. The pair picks among them
+    /// the way its ridge contacts agree with ([`crate::detect::pair_edge_contacts`]).
+    pub through: Option<[Option<(u32, Vec3, f32)>; 3]>,
 }
 
 /// What an edge ray found.
@@ -100,18 +106,25 @@ pub fn edge_crossing(
                 .is_some_and(|h| h.from_inside && (h.t - depth).abs() <= 0.1 * depth + 1e-6 * len)
         });
     match ridge {
-        Some((point, normal, depth)) => {
-            EdgeTest::Crossing(EdgeCrossing { edge, triangle: h_in.triangle, point, normal, depth })
-        }
+        Some((point, normal, depth)) => EdgeTest::Crossing(EdgeCrossing {
+            edge,
+            triangle: h_in.triangle,
+            point,
+            normal,
+            depth,
+            through: None,
+        }),
         None => {
             let (p_in, p_out) = (p0 + e * h_in.t, p0 + e * t_out);
-            match through_contact(to, (p_in, p_out), e, h_in.normal, tracer) {
+            let exits = through_exits(to, (p_in, p_out), e, h_in.normal, tracer);
+            match exits[0] {
                 Some((triangle, normal, depth)) => EdgeTest::Crossing(EdgeCrossing {
                     edge,
                     triangle,
                     point: 0.5 * (p_in + p_out),
                     normal,
                     depth,
+                    through: Some([exits[1], exits[2], exits[3]]),
                 }),
                 None => EdgeTest::Touching,
             }
@@ -119,35 +132,39 @@ pub fn edge_crossing(
     }
 }
 
-/// The contact of an edge that passes right through `to` without a ridge (in through one face,
+/// The ways out of an edge that passes right through `to` without a ridge (in through one face,
 /// out through the opposite one: a beam through a slab), whose stretch inside runs from `p_in` to
 /// `p_out`: rays from the stretch's middle in four directions perpendicular to the edge (`e`), two
 /// of them in the plane of the edge and the entry normal `n_in`, meet `to`'s surface from inside;
 /// each exit face is a way out, along its outward normal `n`, as far as it takes to bring the whole
 /// stretch past the face's plane (`max n · (q - p)` over the stretch's ends and middle, `q` the
-/// exit point), and the shortest way is the contact. Measured so, a face met at a grazing angle is
-/// not taken for a short way out. Returns the exit triangle, its outward normal and the depth.
-fn through_contact(
+/// exit point), so that a face met at a grazing angle is not taken for a short way. Returns them
+/// (exit triangle, outward normal, depth), shortest first.
+fn through_exits(
     to: &RtcdMesh,
     (p_in, p_out): (Vec3, Vec3),
     e: Vec3,
     n_in: Vec3,
     tracer: TracerKind,
-) -> Option<(u32, Vec3, f32)> {
+) -> [Option<(u32, Vec3, f32)>; 4] {
     let mid = 0.5 * (p_in + p_out);
     let a = n_in - e * n_in.dot(e);
     let a = if a.length_squared() > 1e-8 { a.normalize() } else { e.any_orthonormal_vector() };
     let b = e.cross(a);
     let reach = to.aabb().extents().length();
-    [a, -a, b, -b]
-        .into_iter()
-        .filter_map(|d| {
-            let h = tracer.trace_line(to, &Ray::new(mid, d), 0.0, reach, NO_SKIP).forward?;
-            let q = mid + d * h.t;
-            let depth = [p_in, p_out, mid].into_iter().map(|p| h.normal.dot(q - p)).fold(f32::MIN, f32::max);
-            (h.from_inside && depth > 0.0).then_some((h.triangle, h.normal, depth))
-        })
-        .min_by(|x, y| x.2.total_cmp(&y.2))
+    let mut exits = [a, -a, b, -b].map(|d| {
+        let h = tracer.trace_line(to, &Ray::new(mid, d), 0.0, reach, NO_SKIP).forward?;
+        let q = mid + d * h.t;
+        let depth = [p_in, p_out, mid].into_iter().map(|p| h.normal.dot(q - p)).fold(f32::MIN, f32::max);
+        (h.from_inside && depth > 0.0).then_some((h.triangle, h.normal, depth))
+    });
+    exits.sort_by(|x, y| match (x, y) {
+        (Some(x), Some(y)) => x.2.total_cmp(&y.2),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    exits
 }
 
 /// The contact of the line `p0 + s e` (unit `e`), which enters a body at `s = t_in` through a face

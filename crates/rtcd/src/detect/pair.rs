@@ -435,7 +435,7 @@ pub fn needs_standard_trace(
     let d = max_displacement(&r.pose, pos12, radius1, radius2);
     // A pair without records that moved by its separation may touch: nothing recorded would see
     // it (no vertex ray to walk, no crossing edge), so it is traced again, below the threshold too.
-    if !r.has_records && !(d <= r.separation) {
+    if !r.has_records && (d > r.separation || d.is_nan()) {
         return true;
     }
     if d <= params.displacement_threshold {
@@ -934,9 +934,8 @@ fn edge_direction(
     vertex_records: &[RayRecord],
     edge_records: &mut Vec<u32>,
     edges: &mut Vec<u32>,
-    pos12: &Pose,
     metrics: &mut StepMetrics,
-    out: &mut Vec<ContactCandidate>,
+    out: &mut Vec<(crate::detect::EdgeCrossing, bool)>,
 ) {
     let in_contact = |v: u32| {
         vertex_records.binary_search_by_key(&v, |r| r.vertex).is_ok_and(|k| vertex_records[k].in_contact)
@@ -973,7 +972,7 @@ fn edge_direction(
         {
             metrics.edge_contacts += 1;
             edge_records.push(k);
-            out.push(edge_candidate(&c, dir.from_shape2, pos12));
+            out.push((c, dir.from_shape2));
         }
     }
 }
@@ -999,6 +998,7 @@ pub fn pair_edge_contacts(
         edge_records.iter_mut().for_each(Vec::clear);
         return;
     }
+    let mut crossings = Vec::new();
     for (d, dir) in Direction::both(input).iter().enumerate() {
         edge_direction(
             dir,
@@ -1007,10 +1007,40 @@ pub fn pair_edge_contacts(
             vertex_records[d],
             &mut edge_records[d],
             edges,
-            &input.pos12,
             metrics,
-            out,
+            &mut crossings,
         );
+    }
+    // An edge right through the other body (no ridge) could leave either way; the pair's ridge
+    // contacts say which (their normals, from shape 1 toward shape 2, weighted by depth): a way out
+    // against them would fight them (a plank sunk into a beam: the beam's top edges through the
+    // plank must leave through its bottom, as the plank's edges over the beam's ridges lift the
+    // plank). Without a ridge contact, the nearest way out.
+    let agreed: Vec3 = crossings
+        .iter()
+        .filter(|(c, _)| c.through.is_none())
+        .map(|(c, from_shape2)| edge_candidate(c, *from_shape2, &input.pos12))
+        .map(|c| c.n1 * -c.dist)
+        .sum();
+    for (mut c, from_shape2) in crossings {
+        if let Some(others) = c.through.filter(|_| agreed != Vec3::ZERO) {
+            let n1 = |n: Vec3| {
+                edge_candidate(&crate::detect::EdgeCrossing { normal: n, ..c }, from_shape2, &input.pos12).n1
+            };
+            let best = std::iter::once((c.triangle, c.normal, c.depth))
+                .chain(others.into_iter().flatten())
+                .find(|&(_, n, _)| n1(n).dot(agreed) > 0.0);
+            match best {
+                Some((triangle, normal, depth)) => {
+                    (c.triangle, c.normal, c.depth) = (triangle, normal, depth)
+                }
+                None => {
+                    metrics.edge_contacts -= 1;
+                    continue;
+                }
+            }
+        }
+        out.push(edge_candidate(&c, from_shape2, &input.pos12));
     }
 }
 

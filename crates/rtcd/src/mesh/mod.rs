@@ -85,27 +85,33 @@ impl MeshReport {
 
 static NEXT_MESH_ID: AtomicU64 = AtomicU64::new(1);
 
-/// The cosine of [`FEATURE_EDGE_ANGLE`].
-const FEATURE_EDGE_COS: f32 = 0.939_692_6;
-
-/// Least angle between the normals of an edge's two faces for the edge to cast an edge ray (20°).
-/// Between flatter faces, a crossing with both ends outside the other body is at most
-/// `tan(10°) / 2`, 9 %, of the edge's length deep, and the vertex rays around it carry the contact;
-/// a flat edge (a diagonal of a box's face, an edge of a subdivided floor) never crosses a body
-/// that its faces do not already hold.
-pub const FEATURE_EDGE_ANGLE: f32 = 20.0;
+/// Least depth, as a share of the mesh's bounding diagonal, that a crossing of an edge with both
+/// ends outside the other body could reach for the edge to cast an edge ray: 1 %.
+///
+/// A straight edge of length `L` between faces whose normals are `θ` apart crosses a body with both
+/// ends outside it at most about `L/2 · tan(θ/2)` deep before a neighbouring vertex is inside (the
+/// edge rises from the crossing at half the dihedral angle on either side, at most half its length):
+/// a long sharp edge (a box's, a low-poly ring's) can hide a deep crossing; the short, nearly flat
+/// edges of a finely tessellated surface cannot, and the vertex rays around them carry the contact.
+/// A crossing is made of two edges crossing each other, and the other mesh's edge is bounded the same
+/// way, so leaving out the edges of either mesh that cannot hide more than this loses no deeper
+/// crossing.
+pub const FEATURE_EDGE_DEPTH: f32 = 0.01;
 
 /// The convex feature edges, each once: edge `k` of triangle `t` (corners `k`, `k + 1`) when `t` is
-/// the lower-indexed of its two triangles, whose normals are at least [`FEATURE_EDGE_ANGLE`] apart
-/// and which turn outward (the other triangle's far corner lies behind `t`'s plane); and every
-/// boundary edge of an open mesh. A concave edge cannot cross another body with both ends outside
-/// without the other body's convex edges crossing its faces, which their own edge rays see.
+/// the lower-indexed of its two triangles, which turn outward (the other triangle's far corner lies
+/// behind `t`'s plane) and whose crossing could be deeper than [`FEATURE_EDGE_DEPTH`] of the
+/// mesh's diagonal; and every boundary edge of an open mesh. A concave edge cannot cross another
+/// body with both ends outside without the other body's convex edges crossing its faces, which
+/// their own edge rays see.
 fn feature_edges(
     positions: &[Vec3],
     triangles: &[[u32; 3]],
     neighbors: &[[u32; 3]],
     normals: &[Vec3],
 ) -> Vec<[u32; 2]> {
+    let diagonal = Aabb::from_points(positions.iter()).extents().length();
+    let least = FEATURE_EDGE_DEPTH * diagonal;
     let mut edges = Vec::new();
     for (t, (tri, adj)) in triangles.iter().zip(neighbors).enumerate() {
         for k in 0..3 {
@@ -119,12 +125,13 @@ fn feature_edges(
                 continue;
             }
             let n = normals[t];
-            if n.dot(normals[other as usize]) > FEATURE_EDGE_COS {
-                continue;
-            }
             let far = triangles[other as usize].iter().copied().find(|&v| v != a && v != b);
             let convex = far.is_some_and(|c| n.dot(positions[c as usize] - positions[a as usize]) < 0.0);
-            if convex {
+            // tan(θ/2) from the normals' angle θ: |n1 × n2| / (1 + n1 · n2).
+            let m = normals[other as usize];
+            let half_tan = n.cross(m).length() / (1.0 + n.dot(m)).max(1e-6);
+            let reach = 0.5 * positions[a as usize].distance(positions[b as usize]) * half_tan;
+            if convex && reach > least {
                 edges.push([a, b]);
             }
         }
@@ -355,8 +362,8 @@ impl RtcdMesh {
         &self.neighbors
     }
     /// The edges that cast edge rays (Mochi 2024 §3.4), each once, as two vertices: the convex
-    /// ones whose faces are at least [`FEATURE_EDGE_ANGLE`] degrees apart, and the boundary edges of
-    /// an open mesh. The index in this list is the edge's id ([`crate::FeatureId::Edge`]).
+    /// ones that could cross another body deeper than [`FEATURE_EDGE_DEPTH`] of the mesh's diagonal
+    /// with both ends outside it, and the boundary edges of an open mesh. The index in this list is the edge's id ([`crate::FeatureId::Edge`]).
     pub fn edges(&self) -> &[[u32; 2]] {
         &self.edges
     }
