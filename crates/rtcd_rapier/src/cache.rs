@@ -158,10 +158,11 @@ pub struct CacheSettings {
     /// seen as an rtcd box. With `false` they go to Rapier's default dispatcher (our shape's triangle
     /// mesh against the cuboid, triangle by triangle). Default `true`.
     pub cuboids: bool,
-    /// How deep the contacts handed to Rapier's solver may be: a deep overlap is pushed out gently
-    /// instead of launching the bodies, shallow (resting) contacts pass unchanged (see the
-    /// [`depth_bound`](crate::depth_bound) module). Default [`DepthBound::Corrective`]: Rapier's
-    /// `max_corrective_velocity() × dt`.
+    /// How deep the contacts handed to Rapier's solver may be. With [`DepthBound::Corrective`] (the
+    /// depth Rapier's `max_corrective_velocity()` removes in two steps,
+    /// [`corrective_depth`](crate::corrective_depth)) a deep overlap is pushed out gently instead of
+    /// launching the bodies, and shallow (resting) contacts pass unchanged (see the
+    /// [`depth_bound`](crate::depth_bound) module). Default [`DepthBound::Off`].
     pub depth_bound: DepthBound,
 }
 
@@ -258,10 +259,12 @@ struct Inner {
     /// [`Entries::flags`]).
     updated: Mutex<FxHashSet<CacheKey>>,
     settings: RwLock<CacheSettings>,
-    /// Rapier's `max_corrective_velocity()` and the step's `dt` ([`DepthBound::Corrective`]), as
-    /// `f32` bits.
+    /// What [`DepthBound::Corrective`] derives its length from: Rapier's
+    /// `max_corrective_velocity()`, the step's `dt` and the contact recycling distance (0 with
+    /// recycling off), as `f32` bits.
     corrective_velocity: AtomicU32,
     step_dt: AtomicU32,
+    recycle_distance: AtomicU32,
     counters: Counters,
     exact: Mutex<NarrowPhase>,
     grounds: GroundMeshes,
@@ -302,7 +305,7 @@ impl ContactCache {
             support_fraction: DEFAULT_SUPPORT_FRACTION,
             speculative_angle: None,
             cuboids: true,
-            depth_bound: DepthBound::Corrective,
+            depth_bound: DepthBound::Off,
         };
         let rapier = IntegrationParameters::default();
         Ok(Self {
@@ -313,6 +316,7 @@ impl ContactCache {
                 settings: RwLock::new(settings),
                 corrective_velocity: AtomicU32::new(rapier.max_corrective_velocity().to_bits()),
                 step_dt: AtomicU32::new(rapier.dt.to_bits()),
+                recycle_distance: AtomicU32::new(0.0f32.to_bits()),
                 counters: Counters::default(),
                 exact: Mutex::new(exact),
                 grounds,
@@ -330,10 +334,13 @@ impl ContactCache {
         *write(&self.inner.settings) = settings;
     }
 
-    /// Takes Rapier's `max_corrective_velocity()` and `dt` from the world's parameters, for
-    /// [`DepthBound::Corrective`].
+    /// Takes what [`DepthBound::Corrective`] derives its length from out of the world's parameters:
+    /// `max_corrective_velocity()`, `dt`, and `contact_recycle_distance()`
+    /// when `contact_recycling` is on (see [`corrective_depth`](crate::corrective_depth)).
     pub fn set_integration_parameters(&self, params: &IntegrationParameters) {
+        let recycle = if params.contact_recycling { params.contact_recycle_distance() } else { 0.0 };
         self.inner.corrective_velocity.store(params.max_corrective_velocity().to_bits(), Ordering::Relaxed);
+        self.inner.recycle_distance.store(recycle.to_bits(), Ordering::Relaxed);
         self.set_step_dt(params.dt);
     }
 
@@ -345,9 +352,11 @@ impl ContactCache {
     /// The bound on the depths handed to Rapier's solver in use ([`CacheSettings::depth_bound`]
     /// resolved), infinite when off.
     pub fn depth_bound(&self) -> f32 {
+        let load = |a: &AtomicU32| f32::from_bits(a.load(Ordering::Relaxed));
         let corrective = corrective_depth_of(
-            f32::from_bits(self.inner.corrective_velocity.load(Ordering::Relaxed)),
-            f32::from_bits(self.inner.step_dt.load(Ordering::Relaxed)),
+            load(&self.inner.corrective_velocity),
+            load(&self.inner.step_dt),
+            load(&self.inner.recycle_distance),
         );
         self.settings().depth_bound.length(corrective).unwrap_or(f32::INFINITY)
     }

@@ -19,9 +19,9 @@
 //! within ~5°). Rapier's solver graph only rebuilds a pair whose manifold count may change when the
 //! pair has a workspace, so we always set `*workspace = Some(RtcdWorkspace)`, as parry's
 //! composite-shape code does. Warm-start data is carried from the pair's previous points by feature
-//! id (`match_contacts`), then by casting vertex. A manifold deeper than
-//! [`CacheSettings::depth_bound`](crate::CacheSettings::depth_bound) is handed over with bounded
-//! depths, so deep overlaps separate without launching the bodies (the
+//! id (`match_contacts`), then by casting vertex. With a
+//! [`CacheSettings::depth_bound`](crate::CacheSettings::depth_bound), points deeper than it are
+//! handed over at that depth, so deep overlaps separate without launching the bodies (the
 //! [`depth_bound`](crate::depth_bound) module).
 //!
 //! **Looking up.** The cached result computed at this `pos12` (within [`Pos12Tolerance`]) is used,

@@ -486,11 +486,11 @@ impl RtcdDriver {
         self.cache.set_step_dt(settings.dt);
     }
 
-    /// Takes what the driver needs of the world's parameters: `dt` ([`DriverSettings::dt`]) and
-    /// Rapier's `max_corrective_velocity()` (for [`DepthBound::Corrective`](crate::DepthBound), the
-    /// default bound on the depths handed to the solver). [`RtcdDriver::detect_recycling`] calls it
-    /// itself; with [`RtcdDriver::detect`], call it once (and when the parameters change), or the
-    /// bound follows Rapier's default parameters (`length_unit` 1).
+    /// Takes what the driver needs of the world's parameters: `dt` ([`DriverSettings::dt`]) and what
+    /// [`DepthBound::Corrective`](crate::DepthBound) derives the bound on the depths handed to the
+    /// solver from ([`corrective_depth`](crate::corrective_depth)). [`RtcdDriver::detect_recycling`]
+    /// calls it itself; with [`RtcdDriver::detect`], call it once (and when the parameters change),
+    /// or the bound follows Rapier's default parameters (`length_unit` 1).
     pub fn set_integration_parameters(&mut self, params: &IntegrationParameters) {
         self.settings.dt = params.dt;
         self.cache.set_integration_parameters(params);

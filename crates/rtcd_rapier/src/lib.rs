@@ -22,6 +22,11 @@
 //!   Every other pair returns `Err(Unsupported)`, so `.chain(DefaultQueryDispatcher)` keeps Rapier's
 //!   behaviour exactly.
 //!
+//! With [`CacheSettings::depth_bound`] set to [`DepthBound::Corrective`], points deeper than the
+//! depth Rapier's `max_corrective_velocity` removes in two steps are handed to Rapier's solver at
+//! that depth, so deep overlaps are pushed apart at a bounded rate instead of launching the bodies
+//! (the [`depth_bound`] module; off by default).
+//!
 //! Contacts are reduced for Rapier's solver in two tiers (at most four points per normal direction,
 //! taken from the touching candidates before the speculative ones), so resting piles of concave
 //! meshes come to rest and sleep. Call [`configure_integration_parameters`] (contact recycling off)
@@ -55,6 +60,7 @@
 mod broad_phase;
 pub mod cache;
 mod convert;
+pub mod depth_bound;
 pub mod dispatcher;
 pub mod driver;
 pub mod ground;
@@ -65,6 +71,7 @@ pub mod settings;
 pub mod shape;
 
 pub use cache::{CacheCounters, CacheSettings, ContactCache, MissPolicy, Pos12Tolerance};
+pub use depth_bound::{DepthBound, corrective_depth};
 pub use dispatcher::{RtcdDispatcher, RtcdWorkspace};
 pub use driver::{Batch, BatchPair, DebugGeometry, DriverSettings, RtcdDriver};
 pub use ground::GroundMeshes;
