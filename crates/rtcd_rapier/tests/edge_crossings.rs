@@ -141,17 +141,15 @@ fn run(parts: &[Part], gpu: bool, edge_rays: bool) -> End {
     let mut most_crossing = 0;
     let allowed = w.params.allowed_linear_error() as f64;
     let mut end = crossings(parts, &handles, &w, allowed);
-    for tick in 0..TICKS {
+    for _ in 0..TICKS {
         w.step();
         let driver = w.driver.as_ref().unwrap();
         let m = driver.metrics();
         assert!(!m.fell_back, "the {} backend fell back", if gpu { "GPU" } else { "CPU" });
         edge_contacts += m.narrow_phase.edge_contacts;
         backend = m.backend.clone();
-        {
-            end = crossings(parts, &handles, &w, allowed);
-            most_crossing = most_crossing.max(end.crossing);
-        }
+        end = crossings(parts, &handles, &w, allowed);
+        most_crossing = most_crossing.max(end.crossing);
     }
     End { most_crossing, edge_contacts, backend, ..end }
 }
