@@ -163,8 +163,7 @@ fn decision_rules() {
 
 /// `needs_standard_trace` tests a cheap bound first (no arctangent, in the frame of the larger
 /// radius too, against the separation left to reach for a record-less pair). Its decisions are
-/// those of the rule itself, `max_displacement` against the threshold and the separation (and, for a
-/// record-less pair, against the separation alone), on
+/// those of the rule itself, `max_displacement` against the threshold and the separation, on
 /// seeded random small motions of a small body next to a large one, in both orders, around the
 /// decision boundaries.
 #[test]
@@ -193,9 +192,7 @@ fn the_cheap_bound_changes_no_decision() {
                 (f32::INFINITY, false),
             ] {
                 let reference = TraceReference { pose: *start, separation, has_records };
-                // IRTCD's rule, and a record-less pair that moved by its separation may touch.
-                let rule =
-                    (d > thr && (has_records || d >= separation - reach)) || (!has_records && d > separation);
+                let rule = d > thr && (has_records || d >= separation - reach);
                 let got = needs_standard_trace(Some(&reference), &current, r1, r2, p);
                 assert_eq!(got, rule, "pose {k}, d {d}, separation {separation}, records {has_records}");
                 if got {

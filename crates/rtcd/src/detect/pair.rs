@@ -405,10 +405,8 @@ pub struct TraceReference {
 /// ray — penetration, or `culling_dist` with prediction — while the displacement stays under
 /// `separation - reach` (the distance between two rigid bodies shrinks by at most the relative
 /// displacement of their points), so the trace, which would find nothing, is put off until then.
-/// And one addition: a pair that kept no record is traced as soon as its displacement exceeds
-/// `separation`, below the threshold too, since its meshes may then touch and it has no ray or
-/// edge to walk (coarse meshes, whose vertex normals miss an approaching edge or face, keep no
-/// predictions: two boxes closing in edge on edge).
+/// Records include the edges kept by the edge rays (crossing, or within the rays' reach): two
+/// coarse boxes closing in edge on edge, whose corners keep no prediction, keep their edges.
 pub fn needs_standard_trace(
     reference: Option<&TraceReference>,
     pos12: &Pose,
@@ -424,20 +422,12 @@ pub fn needs_standard_trace(
     let no_trace_under = if r.has_records {
         params.displacement_threshold
     } else {
-        params
-            .displacement_threshold
-            .max((r.separation - ray_reach(params)) * (1.0 - 1e-6))
-            .min(r.separation * (1.0 - 1e-6))
+        params.displacement_threshold.max((r.separation - ray_reach(params)) * (1.0 - 1e-6))
     };
     if surely_within(&r.pose, pos12, radius1, radius2, no_trace_under) {
         return false;
     }
     let d = max_displacement(&r.pose, pos12, radius1, radius2);
-    // A pair without records that moved by its separation may touch: nothing recorded would see
-    // it (no vertex ray to walk, no crossing edge), so it is traced again, below the threshold too.
-    if !r.has_records && (d > r.separation || d.is_nan()) {
-        return true;
-    }
     if d <= params.displacement_threshold {
         return false;
     }
@@ -961,26 +951,47 @@ fn edge_direction(
         edges.dedup();
     }
     edge_records.clear();
+    // An edge within the rays' reach of the other mesh's box (in its frame) is kept as an edge
+    // record even when it does not cross: the analogue of a vertex's prediction (2014 §3.1), so a
+    // pair of coarse meshes closing in edge on edge, whose corners' normals point away and keep no
+    // prediction, is walked at every step and its edges tested as they come in.
+    let near_box = dir.to.aabb().extended(ray_reach(params));
+    let positions = dir.from.positions();
+    let near = |a: u32, b: u32| {
+        let (pa, pb) = (
+            dir.from_to.transform_point(positions[a as usize]),
+            dir.from_to.transform_point(positions[b as usize]),
+        );
+        pa.min(pb).cmple(near_box.max).all() && pa.max(pb).cmpge(near_box.min).all()
+    };
     for &k in edges.iter() {
         let [a, b] = mesh_edges[k as usize];
         if !standard && (in_contact(a) || in_contact(b)) {
+            if near(a, b) {
+                edge_records.push(k);
+            }
             continue;
         }
         metrics.edge_rays += 1;
-        if let crate::detect::EdgeTest::Crossing(c) =
-            crate::detect::edge_crossing(dir.from, dir.to, &dir.from_to, k, params.tracer)
-        {
-            metrics.edge_contacts += 1;
-            edge_records.push(k);
-            out.push((c, dir.from_shape2));
+        match crate::detect::edge_crossing(dir.from, dir.to, &dir.from_to, k, params.tracer) {
+            crate::detect::EdgeTest::Crossing(c) => {
+                metrics.edge_contacts += 1;
+                edge_records.push(k);
+                out.push((c, dir.from_shape2));
+            }
+            _ => {
+                if params.prediction && near(a, b) {
+                    edge_records.push(k);
+                }
+            }
         }
     }
 }
 
 /// The edge contacts of one step of a pair, both directions (see `edge_direction`): appended to
 /// `out` in shape 1's frame; `vertex_records` are each direction's vertex records from the last
-/// step (shape 1's vertices first), `edge_records` the crossing edges kept between steps, updated
-/// here; `edges` is a scratch buffer. Both backends call it for a pair that is not
+/// step (shape 1's vertices first), `edge_records` the edges kept between steps (crossing, or
+/// within the rays' reach of the other mesh's box), updated here; `edges` is a scratch buffer. Both backends call it for a pair that is not
 /// [separated](separation_before_trace) this step (a separated pair clears its edge records).
 /// Nothing without [`RtcdParams::edge_rays`].
 #[expect(clippy::too_many_arguments, reason = "one pair's edges, with the state both backends keep")]
