@@ -61,8 +61,8 @@ pub struct PairState {
     /// meshes within the rays' reach; checked first by the next one ([`separation_for_reach_from`]).
     pub(crate) witness: [u32; 2],
     /// Edges of shape 1 (index 0) and shape 2 (index 1) that crossed the other mesh at the last
-    /// step ([`edge_crossing`]), or came within the rays' reach of its box, tested again at the
-    /// next, sorted.
+    /// step ([`edge_crossing`]), or came within the rays' reach of its box where the direction
+    /// kept no vertex record, tested again at the next, sorted.
     pub edge_records: [Vec<u32>; 2],
 }
 

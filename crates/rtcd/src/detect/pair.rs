@@ -951,10 +951,13 @@ fn edge_direction(
         edges.dedup();
     }
     edge_records.clear();
-    // An edge within the rays' reach of the other mesh's box (in its frame) is kept as an edge
-    // record even when it does not cross: the analogue of a vertex's prediction (2014 §3.1), so a
-    // pair of coarse meshes closing in edge on edge, whose corners' normals point away and keep no
-    // prediction, is walked at every step and its edges tested as they come in.
+    // Where the direction keeps no vertex record, an edge within the rays' reach of the other
+    // mesh's box (in its frame) is kept as an edge record even when it does not cross: the
+    // analogue of a vertex's prediction (2014 §3.1), so a pair of coarse meshes closing in edge on
+    // edge, whose corners' normals point away and keep no prediction, is walked at every step and
+    // its edges tested as they come in. Where vertices keep records, the edges at the predicted
+    // ones are tested anyway (and a fine mesh would keep many near edges for nothing).
+    let predict_edges = params.prediction && vertex_records.is_empty();
     let near_box = dir.to.aabb().extended(ray_reach(params));
     let positions = dir.from.positions();
     let near = |a: u32, b: u32| {
@@ -967,9 +970,6 @@ fn edge_direction(
     for &k in edges.iter() {
         let [a, b] = mesh_edges[k as usize];
         if !standard && (in_contact(a) || in_contact(b)) {
-            if near(a, b) {
-                edge_records.push(k);
-            }
             continue;
         }
         metrics.edge_rays += 1;
@@ -980,7 +980,7 @@ fn edge_direction(
                 out.push((c, dir.from_shape2));
             }
             _ => {
-                if params.prediction && near(a, b) {
+                if predict_edges && near(a, b) {
                     edge_records.push(k);
                 }
             }
