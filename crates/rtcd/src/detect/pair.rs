@@ -951,13 +951,15 @@ fn edge_direction(
         edges.dedup();
     }
     edge_records.clear();
-    // Where the direction keeps no vertex record, an edge within the rays' reach of the other
-    // mesh's box (in its frame) is kept as an edge record even when it does not cross: the
-    // analogue of a vertex's prediction (2014 §3.1), so a pair of coarse meshes closing in edge on
-    // edge, whose corners' normals point away and keep no prediction, is walked at every step and
-    // its edges tested as they come in. Where vertices keep records, the edges at the predicted
-    // ones are tested anyway (and a fine mesh would keep many near edges for nothing).
-    let predict_edges = params.prediction && vertex_records.is_empty();
+    // A long sharp edge ([`RtcdMesh::predicting_edges`]), or any edge where the direction keeps no
+    // vertex record, within the rays' reach of the other mesh's box (in its frame) is kept as an
+    // edge record even when it does not cross: the analogue of a vertex's prediction (2014 §3.1),
+    // so coarse meshes closing in edge on edge, whose corners' normals point away and keep no
+    // prediction, are walked at every step and their edges tested as they come in. The short edges
+    // of a finer mesh are tested at its predicted vertices only (keeping them all would cost more
+    // than they hide).
+    let strong = dir.from.predicting_edges();
+    let any_edge = vertex_records.is_empty();
     let near_box = dir.to.aabb().extended(ray_reach(params));
     let positions = dir.from.positions();
     let near = |a: u32, b: u32| {
@@ -980,7 +982,7 @@ fn edge_direction(
                 out.push((c, dir.from_shape2));
             }
             _ => {
-                if predict_edges && near(a, b) {
+                if params.prediction && (any_edge || k < strong) && near(a, b) {
                     edge_records.push(k);
                 }
             }
