@@ -1028,13 +1028,23 @@ pub fn pair_edge_contacts(
     // contacts say which (their normals, from shape 1 toward shape 2, weighted by depth): a way out
     // against them would fight them (a plank sunk into a beam: the beam's top edges through the
     // plank must leave through its bottom, as the plank's edges over the beam's ridges lift the
-    // plank). Without a ridge contact, the nearest way out.
-    let agreed: Vec3 = crossings
+    // plank). Without a ridge contact, the shallowest of the pass-through edges' nearest ways out
+    // decides for all of them (two thin panels crossed through each other: every edge leaves the
+    // same way, rather than each its own and the pair pushed both ways at once).
+    let mut agreed: Vec3 = crossings
         .iter()
         .filter(|(c, _)| c.through.is_none())
         .map(|(c, from_shape2)| edge_candidate(c, *from_shape2, &input.pos12))
         .map(|c| c.n1 * -c.dist)
         .sum();
+    if agreed == Vec3::ZERO
+        && let Some((c, from_shape2)) = crossings
+            .iter()
+            .filter(|(c, _)| c.through.is_some())
+            .min_by(|x, y| x.0.depth.total_cmp(&y.0.depth))
+    {
+        agreed = edge_candidate(c, *from_shape2, &input.pos12).n1;
+    }
     for (mut c, from_shape2) in crossings {
         if let Some(others) = c.through.filter(|_| agreed != Vec3::ZERO) {
             let n1 = |n: Vec3| {
