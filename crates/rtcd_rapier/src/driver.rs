@@ -52,9 +52,9 @@ pub struct DriverSettings {
     /// bounding boxes. Pairs a little farther apart than the prediction keep their iterative state
     /// (IRTCD records, predictive rays) and are ready when they close in. Default: the parameters'
     /// `distance_extension` (2014 §3.1). With per-pair parameters (`RtcdParams::per_pair`, the
-    /// default) it is not read: each body's box grows by half its own mesh's `distance_extension`
-    /// (`RtcdParams::for_pair` of the mesh with itself), so two bodies are paired within at least the
-    /// smaller of their extensions, the pair's own.
+    /// default) it is a cap: each body's box grows by half its own mesh's `distance_extension`
+    /// (`RtcdParams::for_pair` of the mesh with itself), at most half this margin, so two small
+    /// bodies are paired within their own extension and a large one does not reach far.
     pub margin: f32,
     /// Record every ray and contact of each batch in world space ([`RtcdDriver::debug_geometry`]).
     pub record_rays: bool,
@@ -603,9 +603,14 @@ impl RtcdDriver {
         let prediction = if prediction.is_finite() { prediction.max(0.0) } else { 0.0 };
         self.collect(bodies, colliders);
         let (params, margin) = (self.params, self.settings.margin.max(0.0));
-        // Each body's share of a pair's margin: its own extension with per-pair parameters.
+        // Each body's share of a pair's margin: with per-pair parameters its own extension, at
+        // most the margin (a 40 m ground box's own extension would pair it with everything).
         let grow_of = |mesh: &RtcdMesh| {
-            let m = if params.per_pair { params.for_pair(mesh, mesh).distance_extension } else { margin };
+            let m = if params.per_pair {
+                params.for_pair(mesh, mesh).distance_extension.min(margin)
+            } else {
+                margin
+            };
             0.5 * (prediction + m.max(0.0))
         };
         let dt = self.settings.dt.max(0.0) * self.settings.lookahead_steps.max(1.0);
