@@ -81,7 +81,7 @@ pub use backend::{BackendError, NarrowPhaseBackend};
 pub use contact::{ContactCandidate, ContactManifold, ContactPoint, FeatureId};
 pub use detect::{PairState, RayKind, RayRecord};
 pub use error::{MeshError, PairError};
-pub use mesh::{MeshReport, RtcdMesh};
+pub use mesh::{LevelMesh, MeshReport, RtcdMesh};
 pub use metrics::StepMetrics;
 pub use narrow_phase::{NarrowPhase, PairInput, PairKey, PairOutput, StepMode, StepOptions, StepOutput};
 pub use params::{ParamsError, RtcdParams, TracerKind};

@@ -36,6 +36,13 @@ pub enum Partner {
     Mesh(u64),
     /// A cuboid, by its half-extents.
     Cuboid(CuboidKey),
+    /// A chunk of a level shape (a triangle-mesh or heightfield collider, [`crate::level`]).
+    Level {
+        /// The level shape.
+        level: crate::level::LevelKey,
+        /// The chunk's index in its [`rtcd::LevelMesh`].
+        chunk: u32,
+    },
 }
 
 /// A cached pair's key. Shape 1 of the stored results is the mesh `a`; for mesh-mesh pairs
@@ -61,6 +68,12 @@ impl CacheKey {
     /// The key of a mesh and a cuboid (the mesh is always shape 1 of the stored results).
     pub fn cuboid(mesh: u64, cuboid: CuboidKey) -> Self {
         Self { a: mesh, b: Partner::Cuboid(cuboid) }
+    }
+
+    /// The key of a mesh and a chunk of a level shape (the mesh is always shape 1 of the stored
+    /// results).
+    pub fn level(mesh: u64, level: crate::level::LevelKey, chunk: u32) -> Self {
+        Self { a: mesh, b: Partner::Level { level, chunk } }
     }
 }
 
@@ -158,6 +171,10 @@ pub struct CacheSettings {
     /// seen as an rtcd box. With `false` they go to Rapier's default dispatcher (our shape's triangle
     /// mesh against the cuboid, triangle by triangle). Default `true`.
     pub cuboids: bool,
+    /// Whether pairs of our meshes with triangle-mesh and heightfield colliders on fixed or
+    /// kinematic bodies (terrain, floors, ramps) are ours, with the level shape cut into chunks
+    /// ([`crate::level`]). With `false` they go to Rapier's default dispatcher. Default `true`.
+    pub levels: bool,
     /// How deep the contacts handed to Rapier's solver may be. With [`DepthBound::Corrective`] (the
     /// depth Rapier's `max_corrective_velocity()` removes in two steps,
     /// [`corrective_depth`](crate::corrective_depth)) a deep overlap is pushed out gently instead of
@@ -305,6 +322,7 @@ impl ContactCache {
             support_fraction: DEFAULT_SUPPORT_FRACTION,
             speculative_angle: None,
             cuboids: true,
+            levels: true,
             depth_bound: DepthBound::Off,
         };
         let rapier = IntegrationParameters::default();

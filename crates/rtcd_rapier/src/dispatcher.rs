@@ -86,14 +86,19 @@ type Keys = arrayvec::ArrayVec<(CacheKey, bool), 2>;
 enum Side<'a> {
     Mesh(&'a RtcdShape),
     Cuboid(&'a Cuboid),
+    /// A triangle mesh or heightfield that the driver cut into a level mesh.
+    Level(&'a dyn Shape),
 }
 
 impl<'a> Side<'a> {
-    fn of(g: &'a dyn Shape, cuboids: bool) -> Option<Self> {
+    fn of(g: &'a dyn Shape, settings: &crate::CacheSettings) -> Option<Self> {
         if let Some(s) = g.as_shape::<RtcdShape>() {
             Some(Side::Mesh(s))
+        } else if let Some(c) = g.as_cuboid() {
+            settings.cuboids.then_some(Side::Cuboid(c))
         } else {
-            g.as_cuboid().filter(|_| cuboids).map(Side::Cuboid)
+            (settings.levels && (g.as_trimesh().is_some() || g.as_heightfield().is_some()))
+                .then_some(Side::Level(g))
         }
     }
 }
@@ -133,13 +138,20 @@ impl RtcdDispatcher {
         g1: &dyn Shape,
         g2: &dyn Shape,
         prediction: Real,
-        mut write: impl FnMut(&[rtcd::ContactManifold], bool),
+        write: impl FnMut(&[rtcd::ContactManifold], bool),
     ) -> Option<()> {
         let settings = self.cache.settings();
-        let (s1, s2) = (Side::of(g1, settings.cuboids)?, Side::of(g2, settings.cuboids)?);
+        let (s1, s2) = (Side::of(g1, &settings)?, Side::of(g2, &settings)?);
         // (cache key, whether this call's order is the key's order swapped) candidates.
         let ground: std::sync::Arc<rtcd::RtcdMesh>;
         let (keys, mesh1, mesh2) = match (&s1, &s2) {
+            (Side::Mesh(a), Side::Level(l)) => {
+                return self.resolve_level(pos12, a, g1, *l, false, prediction, write);
+            }
+            (Side::Level(l), Side::Mesh(a)) => {
+                return self.resolve_level(pos12, a, g2, *l, true, prediction, write);
+            }
+            (Side::Level(_), _) | (_, Side::Level(_)) => return None,
             (Side::Mesh(a), Side::Mesh(b)) => {
                 let (key, swapped) = CacheKey::meshes(a.id(), b.id());
                 // Two colliders sharing an instance: the stored order is unknown, try both.
@@ -168,6 +180,67 @@ impl RtcdDispatcher {
             }
             (Side::Cuboid(_), Side::Cuboid(_)) => return None,
         };
+        self.resolve_pair(pos12, g1, g2, &keys, mesh1, mesh2, prediction, write)
+    }
+
+    /// A mesh against a level shape (in either order: `level_first` when the level is shape 1 of
+    /// this call): the chunks near the mesh, each a pair of its own ([`Self::resolve_pair`], in the
+    /// stored order: the mesh first), their manifolds together, with the level's feature ids told
+    /// apart by chunk ([`rtcd::LevelMesh::feature_bits`]). `None` when the driver did not make the
+    /// shape a level (a dynamic body's, or levels off): Rapier's default dispatcher answers.
+    #[expect(clippy::too_many_arguments, reason = "one call's shapes, order and prediction")]
+    fn resolve_level(
+        &self,
+        pos12: &Pose,
+        mesh: &RtcdShape,
+        mesh_shape: &dyn Shape,
+        level_shape: &dyn Shape,
+        level_first: bool,
+        prediction: Real,
+        mut write: impl FnMut(&[rtcd::ContactManifold], bool),
+    ) -> Option<()> {
+        let (level_key, level) = self.cache.grounds().known_level(level_shape)?;
+        // The level in the mesh's frame (the stored order's pos12), and the mesh in the level's.
+        let stored_pos12 = if level_first { pos12.inverse() } else { *pos12 };
+        let query =
+            mesh.mesh().aabb().transformed(&to_rtcd(&stored_pos12.inverse())).extended(prediction.max(0.0));
+        let mut chunks = Vec::new();
+        level.chunks_overlapping(&query, &mut chunks);
+        let bits = level.feature_bits();
+        let mut all = Vec::new();
+        for c in chunks {
+            let keys: Keys = [(CacheKey::level(mesh.id(), level_key, c), false)].into_iter().collect();
+            let chunk = &level.chunks()[c as usize];
+            self.resolve_pair(
+                &stored_pos12,
+                mesh_shape,
+                level_shape,
+                &keys,
+                mesh.mesh(),
+                chunk,
+                prediction,
+                |ms, _| all.extend(ms.iter().map(|m| chunk_features(m, c, bits))),
+            )?;
+        }
+        write(&all, level_first);
+        Some(())
+    }
+
+    /// One pair's contacts: the cached result at `pos12` under one of `keys`, else what the
+    /// [`MissPolicy`] gives (see the module docs). `write` as for [`Self::resolve_with`].
+    #[expect(clippy::too_many_arguments, reason = "one pair's shapes, keys, meshes and prediction")]
+    fn resolve_pair(
+        &self,
+        pos12: &Pose,
+        g1: &dyn Shape,
+        g2: &dyn Shape,
+        keys: &Keys,
+        mesh1: &std::sync::Arc<rtcd::RtcdMesh>,
+        mesh2: &std::sync::Arc<rtcd::RtcdMesh>,
+        prediction: Real,
+        mut write: impl FnMut(&[rtcd::ContactManifold], bool),
+    ) -> Option<()> {
+        let settings = self.cache.settings();
         let stored = |swapped: bool| if swapped { pos12.inverse() } else { *pos12 };
         // Rapier fully updates the pair: noted by the cache's lookup (with whether a batch result
         // was used as it is), or when the key has no cached result, while the driver follows
@@ -177,7 +250,7 @@ impl RtcdDispatcher {
         // The batch's result at this pose. Farther apart than the prediction there is no contact:
         // the box test decides only when the result has a point within the prediction (without one,
         // nothing is handed over either way) and no point already shows the shapes that close.
-        for &(key, swapped) in &keys {
+        for &(key, swapped) in keys {
             let stored_pos12 = stored(swapped);
             let hit = self.cache.read_exact(&key, &stored_pos12, Some(swapped), |ms| {
                 let live = ms.iter().any(|m| m.points.iter().any(|p| handed_over(p, prediction)));
@@ -211,7 +284,7 @@ impl RtcdDispatcher {
             return Some(());
         }
         if settings.miss_policy == MissPolicy::RefreshDepths {
-            for &(key, swapped) in &keys {
+            for &(key, swapped) in keys {
                 let stored_pos12 = stored(swapped);
                 if let Some(mut pair) = self.cache.nearest(&key, &stored_pos12, settings.refresh_max_displacement)
                     // Only while the stale results cannot be missing a contact: a vertex they did not
@@ -258,6 +331,23 @@ impl RtcdDispatcher {
         write(&manifolds, false);
         Some(())
     }
+}
+
+/// A level chunk's manifold with shape 2's (the chunk's) feature ids made unique across the level:
+/// `chunk << bits | id`.
+fn chunk_features(m: &rtcd::ContactManifold, chunk: u32, bits: u32) -> rtcd::ContactManifold {
+    use rtcd::FeatureId;
+    let offset = |f: FeatureId| {
+        let high = chunk.checked_shl(bits).unwrap_or(u32::MAX);
+        match f {
+            FeatureId::Vertex(v) => FeatureId::Vertex(high | v),
+            FeatureId::Face(t) => FeatureId::Face(high | t),
+            FeatureId::Edge(e) => FeatureId::Edge(high | e),
+        }
+    };
+    let mut m = m.clone();
+    m.points.iter_mut().for_each(|p| p.fid2 = offset(p.fid2));
+    m
 }
 
 /// Whether a handed-over point of `ms` (stored order, shape 2 at `pos12`) proves the shapes within

@@ -98,6 +98,9 @@ pub struct BatchPair {
     pose2: Pose,
     /// Both contact skins.
     skins: f32,
+    /// Shape 2 is a chunk of a level shape: never held, never mirrored (Rapier's pair is the
+    /// mesh's and the whole level collider's, and updates all its chunks at once).
+    level: bool,
     cache_key: CacheKey,
     /// The pair's place in the batch's order ([`pair_order`]).
     order: u64,
@@ -205,6 +208,14 @@ impl DebugGeometry {
 /// colliders. Instance ids count up from 1 and never reach them.
 const CUBOID_KEY_BIT: u64 = 1 << 63;
 const SHARED_INSTANCE_KEY_BIT: u64 = 1 << 62;
+/// High bit of the backend keys of level chunks ([`chunk_key`]).
+const LEVEL_CHUNK_KEY_BIT: u64 = 1 << 61;
+
+/// The backend key of chunk `chunk` of the level collider whose entry key is `level_key` (a
+/// [`collider_key`]): the collider's index, the chunk (20 bits) and the low bits of its generation.
+fn chunk_key(level_key: u64, chunk: u32) -> u64 {
+    LEVEL_CHUNK_KEY_BIT | ((chunk as u64 & 0xf_ffff) << 40) | (level_key & 0xff_ffff_ffff)
+}
 
 fn collider_key(bit: u64, h: ColliderHandle) -> u64 {
     let (index, generation) = h.into_raw_parts();
@@ -217,6 +228,9 @@ struct Entry {
     /// Instance id of a mesh, or `None` for a cuboid.
     instance: Option<u64>,
     cuboid: Option<crate::ground::CuboidKey>,
+    /// A level shape (triangle mesh or heightfield on a fixed or kinematic body), cut into chunks;
+    /// `mesh` is then its first chunk.
+    level: Option<(crate::level::LevelKey, Arc<rtcd::LevelMesh>)>,
     mesh: Arc<RtcdMesh>,
     pose: Pose,
     /// Largest distance of the shape's local bounding box from its origin (Rapier's recycling
@@ -302,6 +316,8 @@ struct Published {
     points: u32,
     /// Its results went to the cache.
     cached: bool,
+    /// Shape 2 is a level chunk ([`BatchPair::level`]).
+    level: bool,
     /// The reference the batch held the pair by (unchanged if Rapier recycles it).
     mirror: Option<Mirror>,
 }
@@ -621,7 +637,8 @@ impl RtcdDriver {
             grow_sum += grow as f64;
             // Soft CCD widens Rapier's pairing by the motion of the step; so does ours.
             let sweep = e.soft_linvel.length() * dt;
-            e.mesh.aabb().transformed(&to_rtcd(&e.pose)).extended(grow + e.skin + sweep)
+            let local = e.level.as_ref().map_or_else(|| e.mesh.aabb(), |(_, l)| l.aabb());
+            local.transformed(&to_rtcd(&e.pose)).extended(grow + e.skin + sweep)
         }));
         // The sweep's slack only trades sweeps against pairs: the bodies' mean growth.
         let grow = (grow_sum / self.entries.len().max(1) as f64) as f32;
@@ -656,6 +673,7 @@ impl RtcdDriver {
         let mut pairs: Vec<BatchPair> = Vec::with_capacity(self.candidates.len());
         let mut batch_prediction = prediction;
         let mut held_points = 0;
+        let mut chunks = Vec::new();
         for &(i, j) in &self.candidates {
             let Some((e1, e2, cache_key)) = batch_pair(&self.entries, i, j) else { continue };
             // Rapier's prediction for the pair: the distance plus both contact skins.
@@ -670,8 +688,35 @@ impl RtcdDriver {
             };
             let pair_prediction = base + e1.skin + e2.skin;
             batch_prediction = batch_prediction.max(pair_prediction);
-            let key = PairKey::new(e1.key, e2.key);
             let order = pair_order(e1.handle, e2.handle);
+            if let Some((level_key, level)) = &e2.level {
+                // The chunks within the body's broad-phase box, in the level's frame.
+                let body = if std::ptr::eq(e1, &self.entries[i as usize]) { i } else { j };
+                let query = self.boxes[body as usize]
+                    .transformed(&to_rtcd(&e2.pose).inverse())
+                    .extended(grow_of(&e2.mesh) + e2.skin);
+                chunks.clear();
+                level.chunks_overlapping(&query, &mut chunks);
+                let pos12 = e1.pose.inv_mul(&e2.pose);
+                let id1 = e1.instance.unwrap_or_default();
+                pairs.extend(chunks.iter().map(|&c| BatchPair {
+                    key: PairKey::new(e1.key, chunk_key(e2.key, c)),
+                    mesh1: e1.mesh.clone(),
+                    mesh2: level.chunks()[c as usize].clone(),
+                    pose1: e1.pose,
+                    pos12,
+                    prediction: pair_prediction,
+                    hold: false,
+                    pose2: e2.pose,
+                    skins: e1.skin + e2.skin,
+                    level: true,
+                    cache_key: CacheKey::level(id1, *level_key, c),
+                    order,
+                    mirror: None,
+                }));
+                continue;
+            }
+            let key = PairKey::new(e1.key, e2.key);
             // The pair's mirror: both lists are in pair order; the mirrors of pairs that left the
             // batch are passed over (Rapier may have dropped them, and their reference with them).
             while old_mirrors.get(next_mirror).is_some_and(|m| m.order < order) {
@@ -717,6 +762,7 @@ impl RtcdDriver {
                 hold,
                 pose2: e2.pose,
                 skins: e1.skin + e2.skin,
+                level: false,
                 cache_key,
                 order,
                 mirror,
@@ -793,7 +839,7 @@ impl RtcdDriver {
                 // in its collider order (the cache key's is the batch's); results with a point within
                 // the prediction mean active solver contacts (see `rapier_update`): with them, what
                 // the batch would read of Rapier's pair is known.
-                Some(used) if used && !p.hold => {
+                Some(used) if used && !p.hold && !p.level => {
                     let rapier =
                         p.active.then_some(RapierPair { same_order: f & SWAPPED == 0, active: true });
                     Some(Mirror {
@@ -872,6 +918,7 @@ impl RtcdDriver {
                     hold: p.hold,
                     mirror: p.mirror,
                     cached: m.is_some(),
+                    level: p.level,
                     active: m
                         .iter()
                         .flatten()
@@ -931,7 +978,7 @@ impl RtcdDriver {
     /// Collects our colliders and the cuboids with their poses, as Rapier will see them this step.
     fn collect(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet) {
         self.entries.clear();
-        let cuboids = self.cache.settings().cuboids;
+        let (cuboids, levels) = (self.cache.settings().cuboids, self.cache.settings().levels);
         let (mut seen, mut shared) =
             (std::mem::take(&mut self.seen_instances), std::mem::take(&mut self.shared_instances));
         seen.clear();
@@ -941,6 +988,8 @@ impl RtcdDriver {
                 continue;
             }
             let shape = co.shape();
+            let rb = co.parent().and_then(|h| bodies.get(h));
+            let mut level = None;
             let (instance, cuboid, mesh) = if let Some(s) = shape.as_shape::<RtcdShape>() {
                 (Some(s.id()), None, s.mesh().clone())
             } else if let Some(c) = shape.as_cuboid().filter(|_| cuboids) {
@@ -948,10 +997,16 @@ impl RtcdDriver {
                     Some(m) => (None, Some(cuboid_key(c.half_extents)), m),
                     None => continue,
                 }
+            } else if levels
+                && rb.is_none_or(|rb| !rb.is_dynamic())
+                && let Some((key, l)) = self.cache.grounds().level(shape)
+            {
+                let first = l.chunks()[0].clone();
+                level = Some((key, l));
+                (None, None, first)
             } else {
                 continue;
             };
-            let rb = co.parent().and_then(|h| bodies.get(h));
             // The expression Rapier uses when it moves colliders with their body.
             let pose = match (rb, co.position_wrt_parent()) {
                 (Some(rb), Some(local)) => *rb.position() * *local,
@@ -966,6 +1021,7 @@ impl RtcdDriver {
                 handle,
                 instance,
                 cuboid,
+                level,
                 mesh,
                 pose,
                 extent: {
@@ -1083,7 +1139,8 @@ fn batch_pair(entries: &[Entry], i: u32, j: u32) -> Option<(&Entry, &Entry, Cach
     let cache_key = match (e2.instance, e2.cuboid) {
         (Some(id2), _) => CacheKey::meshes(id1, id2).0,
         (None, Some(c)) => CacheKey::cuboid(id1, c),
-        (None, None) => return None,
+        // The level's chunks are paired in `prepare_with`, each with its own key.
+        (None, None) => CacheKey::level(id1, e2.level.as_ref()?.0, u32::MAX),
     };
     Some((e1, e2, cache_key))
 }

@@ -7,8 +7,10 @@
 use std::sync::{Arc, Mutex};
 
 use glam::Vec3;
-use rtcd::RtcdMesh;
+use rtcd::{LevelMesh, RtcdMesh};
 use rustc_hash::FxHashMap;
+
+use crate::level::{LevelKey, LevelMeshes, LevelShape};
 
 /// Identifies a cuboid by its exact half-extents (the bits of the three floats). The dispatcher only
 /// sees the `Cuboid` shape, so this is all it can key on; cuboids with equal half-extents are told
@@ -20,10 +22,12 @@ pub fn cuboid_key(half_extents: Vec3) -> CuboidKey {
     half_extents.to_array().map(f32::to_bits)
 }
 
-/// A shared cache of box meshes by half-extents. Cloning shares the cache.
+/// A shared cache of the static partners' meshes: box meshes by half-extents, and the level
+/// meshes of triangle-mesh and heightfield colliders ([`crate::level`]). Cloning shares the cache.
 #[derive(Clone, Debug, Default)]
 pub struct GroundMeshes {
     meshes: Arc<Mutex<FxHashMap<CuboidKey, Option<Arc<RtcdMesh>>>>>,
+    levels: LevelMeshes,
 }
 
 impl GroundMeshes {
@@ -49,6 +53,23 @@ impl GroundMeshes {
                 }
             })
             .clone()
+    }
+
+    /// The level mesh of a triangle-mesh or heightfield shape, with its key (see
+    /// [`crate::level`]); `None` for another shape, or a surface that validation rejects.
+    pub fn level(&self, shape: &dyn parry3d::shape::Shape) -> Option<(LevelKey, Arc<LevelMesh>)> {
+        self.levels.get(&LevelShape::of(shape)?)
+    }
+
+    /// The level mesh of a triangle-mesh or heightfield shape if [`GroundMeshes::level`] built it
+    /// already (the driver does, for such colliders on fixed and kinematic bodies).
+    pub fn known_level(&self, shape: &dyn parry3d::shape::Shape) -> Option<(LevelKey, Arc<LevelMesh>)> {
+        self.levels.known(&LevelShape::of(shape)?)
+    }
+
+    /// Number of level shapes seen.
+    pub fn levels(&self) -> usize {
+        self.levels.len()
     }
 
     /// Number of half-extents seen.

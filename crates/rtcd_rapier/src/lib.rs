@@ -64,6 +64,7 @@ pub mod depth_bound;
 pub mod dispatcher;
 pub mod driver;
 pub mod ground;
+pub mod level;
 mod manifolds;
 pub mod metrics;
 mod reduction;

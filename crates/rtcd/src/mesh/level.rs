@@ -1,0 +1,334 @@
+//! Level geometry: a large static surface (a terrain, a floor, a ramp; open or closed) cut into
+//! spatially compact chunks of at most a few hundred triangles, each an [`RtcdMesh`] of its own.
+//!
+//! A body near a level surface is paired with the chunks its box overlaps, and each body-chunk pair
+//! is an ordinary pair of the narrow phase (Hermann 2008's vertex rays both ways, IRTCD 2013's
+//! iterative walk, the 2014 predictions, Mandarapu et al. 2024's edge rays). So only the part of a
+//! 100k-1M triangle level near each body is touched per tick, with the same per-pair costs as a
+//! body-sized mesh: the candidate regions, the displacement bound of IRTCD Eq. 2 (which grows with
+//! the radius of the meshes) and the device's one-thread-per-vertex layout all scale with a chunk,
+//! not with the level.
+//!
+//! **Outward side.** A level surface need not be closed: its triangles' winding says which side is
+//! outside (counter-clockwise seen from outside, as for any mesh). A vertex of a body is in contact
+//! when its inward ray meets the surface from behind (from the inside), as with a closed mesh, so a
+//! terrain is "solid below" as far as the body's own rays reach (Hermann's exit-distance test). The
+//! chunks of an open level are open meshes: their vertices' inward rays are bounded by the chunk's
+//! diagonal ([`RtcdMesh::exit_distances`]).
+//!
+//! **Seams.** The whole surface is validated and repaired once ([`RtcdMesh::new`]'s steps), so the
+//! winding is consistent across chunks; then each triangle goes to exactly one chunk. The edges
+//! where two chunks meet are boundary edges of both chunks, but not of the surface: they are not
+//! feature edges ([`RtcdMesh::edges`]), so they cast no edge rays as a hole's rim would. A vertex on
+//! a seam belongs to every chunk that uses it; its normal is its chunk's.
+
+use std::sync::Arc;
+
+use glam::Vec3;
+use rustc_hash::FxHashSet;
+
+use super::{MeshReport, RtcdMesh, clean, incident_edges};
+use crate::{
+    aabb::Aabb,
+    bvh::{self, BvhNode},
+    error::MeshError,
+};
+
+/// Default most triangles per chunk of a [`LevelMesh`].
+pub const DEFAULT_CHUNK_TRIANGLES: usize = 256;
+
+/// A large static surface cut into chunks (see the module docs). Immutable; share it with `Arc`.
+#[derive(Clone, Debug)]
+pub struct LevelMesh {
+    name: String,
+    chunks: Vec<Arc<RtcdMesh>>,
+    /// A hierarchy over the chunks' boxes: its leaves' "triangles" are chunk indices into `order`.
+    tree: Vec<BvhNode>,
+    order: Vec<u32>,
+    aabb: Aabb,
+    triangles: usize,
+    report: MeshReport,
+    feature_bits: u32,
+}
+
+impl LevelMesh {
+    /// Validates and repairs `positions`/`indices` as [`RtcdMesh::new`] does (the surface may be
+    /// open) and cuts it into chunks of at most [`DEFAULT_CHUNK_TRIANGLES`] triangles.
+    pub fn new(name: impl Into<String>, positions: &[Vec3], indices: &[u32]) -> Result<Self, MeshError> {
+        Self::with_chunk_triangles(name, positions, indices, DEFAULT_CHUNK_TRIANGLES)
+    }
+
+    /// [`LevelMesh::new`] with at most `chunk_triangles` triangles per chunk (at least 16).
+    pub fn with_chunk_triangles(
+        name: impl Into<String>,
+        positions: &[Vec3],
+        indices: &[u32],
+        chunk_triangles: usize,
+    ) -> Result<Self, MeshError> {
+        let name = name.into();
+        let cleaned = clean::clean(&name, positions, indices)?;
+        let report = cleaned.report.clone();
+        let (positions, triangles) = (cleaned.positions, cleaned.triangles);
+        let max = chunk_triangles.max(16);
+
+        // Spatially compact groups: split at the median centroid along the longest axis.
+        let centroids: Vec<Vec3> =
+            triangles.iter().map(|t| t.iter().map(|&i| positions[i as usize]).sum::<Vec3>() / 3.0).collect();
+        let mut ids: Vec<u32> = (0..triangles.len() as u32).collect();
+        let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+        let mut todo = Vec::new();
+        todo.push(0..ids.len());
+        while let Some(r) = todo.pop() {
+            if r.len() <= max {
+                groups.push(r);
+                continue;
+            }
+            let b = Aabb::from_points(ids[r.clone()].iter().map(|&t| &centroids[t as usize]));
+            let axis = b.extents().max_position();
+            let mid = r.len() / 2;
+            ids[r.clone()].select_nth_unstable_by(mid, |&a, &c| {
+                centroids[a as usize][axis].total_cmp(&centroids[c as usize][axis])
+            });
+            todo.push(r.start + mid..r.end);
+            todo.push(r.start..r.start + mid);
+        }
+        groups.sort_by_key(|r| r.start);
+
+        // Which chunk holds each triangle, to tell seams from the surface's own boundary.
+        let mut chunk_of = vec![0u32; triangles.len()];
+        for (c, r) in groups.iter().enumerate() {
+            for &t in &ids[r.clone()] {
+                chunk_of[t as usize] = c as u32;
+            }
+        }
+        let edges = clean::edge_map(&triangles);
+        let seam = |a: u32, b: u32| {
+            edges.get(&(a.min(b), a.max(b))).is_some_and(|l| {
+                l.len() > 1 && l.iter().any(|&(t, _)| chunk_of[t as usize] != chunk_of[l[0].0 as usize])
+            })
+        };
+
+        let mut chunks = Vec::with_capacity(groups.len());
+        let mut local = vec![u32::MAX; positions.len()];
+        for (c, r) in groups.iter().enumerate() {
+            let (mut chunk_positions, mut global) = (Vec::new(), Vec::new());
+            let mut chunk_triangles = Vec::with_capacity(r.len());
+            for &t in &ids[r.clone()] {
+                chunk_triangles.push(triangles[t as usize].map(|v| {
+                    if local[v as usize] == u32::MAX {
+                        local[v as usize] = chunk_positions.len() as u32;
+                        chunk_positions.push(positions[v as usize]);
+                        global.push(v);
+                    }
+                    local[v as usize]
+                }));
+            }
+            for &v in &global {
+                local[v as usize] = u32::MAX;
+            }
+            let chunk_edges = clean::edge_map(&chunk_triangles);
+            let boundary = chunk_edges.values().filter(|l| l.len() == 1).count();
+            let seams: FxHashSet<(u32, u32)> = chunk_edges
+                .iter()
+                .filter(|(_, l)| l.len() == 1)
+                .map(|(&(a, b), _)| (a, b))
+                .filter(|&(a, b)| seam(global[a as usize], global[b as usize]))
+                .collect();
+            let chunk_report = MeshReport {
+                input_vertices: chunk_positions.len(),
+                input_triangles: chunk_triangles.len(),
+                boundary_edges: boundary,
+                components: 1,
+                closed: boundary == 0,
+                ..Default::default()
+            };
+            let mut mesh = RtcdMesh::from_clean(
+                format!("{name} [chunk {c}]"),
+                clean::Cleaned {
+                    positions: chunk_positions,
+                    triangles: chunk_triangles,
+                    report: chunk_report,
+                },
+                None,
+            );
+            mesh.drop_seam_edges(&seams);
+            chunks.push(Arc::new(mesh));
+        }
+
+        let boxes: Vec<Aabb> = chunks.iter().map(|m| m.aabb()).collect();
+        let (tree, order) = bvh::build(&boxes);
+        let aabb = boxes.iter().fold(Aabb::EMPTY, |b, c| b.union(*c));
+        let most = chunks
+            .iter()
+            .map(|m| m.positions().len().max(m.triangles().len()).max(m.edges().len()))
+            .max()
+            .unwrap_or(0);
+        let feature_bits = usize::BITS - most.leading_zeros();
+        Ok(Self { name, chunks, tree, order, aabb, triangles: triangles.len(), report, feature_bits })
+    }
+
+    /// The name given at construction.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The chunks, each an open (or closed) [`RtcdMesh`] in the level's frame.
+    pub fn chunks(&self) -> &[Arc<RtcdMesh>] {
+        &self.chunks
+    }
+
+    /// Triangles of the whole surface after repair.
+    pub fn triangle_count(&self) -> usize {
+        self.triangles
+    }
+
+    /// The box of the whole surface, in its frame.
+    pub fn aabb(&self) -> Aabb {
+        self.aabb
+    }
+
+    /// Bits that hold any chunk's vertex, triangle and feature-edge indices: a feature of chunk `c`
+    /// is told apart from the other chunks' as `c << feature_bits | index`.
+    pub fn feature_bits(&self) -> u32 {
+        self.feature_bits
+    }
+
+    /// What validation of the whole surface found and repaired.
+    pub fn report(&self) -> &MeshReport {
+        &self.report
+    }
+
+    /// Appends to `out` the chunks whose boxes overlap `query` (in the level's frame).
+    pub fn chunks_overlapping(&self, query: &Aabb, out: &mut Vec<u32>) {
+        if query.is_empty() {
+            return;
+        }
+        let mut i = 0;
+        while let Some(node) = self.tree.get(i) {
+            let b = node.aabb();
+            if b.intersection(*query).is_empty() {
+                i = node.miss as usize;
+                continue;
+            }
+            match node.leaf_range() {
+                Some((first, count)) => {
+                    for k in first..first + count {
+                        let c = self.order[k as usize];
+                        if !self.chunks[c as usize].aabb().intersection(*query).is_empty() {
+                            out.push(c);
+                        }
+                    }
+                    i = node.miss as usize;
+                }
+                None => i += 1,
+            }
+        }
+    }
+}
+
+impl RtcdMesh {
+    /// Leaves the boundary edges in `seams` (local vertex pairs, lower first) out of the feature
+    /// edges: they are edges of the surface that continues in a neighbouring chunk.
+    fn drop_seam_edges(&mut self, seams: &FxHashSet<(u32, u32)>) {
+        if seams.is_empty() {
+            return;
+        }
+        let strong = self.predicting_edges as usize;
+        let keep = |e: &[u32; 2]| !seams.contains(&(e[0].min(e[1]), e[0].max(e[1])));
+        let kept_strong = self.edges[..strong].iter().filter(|e| keep(e)).count();
+        self.edges.retain(keep);
+        self.predicting_edges = kept_strong as u32;
+        (self.vertex_edge_offsets, self.vertex_edges) = incident_edges(self.positions.len(), &self.edges);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wavy height grid of `n x n` cells over `[-size/2, size/2]^2`, counter-clockwise from above.
+    fn terrain(n: u32, size: f32) -> (Vec<Vec3>, Vec<u32>) {
+        let h = |x: f32, z: f32| 0.3 * (0.7 * x).sin() * (0.5 * z).cos();
+        let mut p = Vec::new();
+        for j in 0..=n {
+            for i in 0..=n {
+                let (x, z) = (size * (i as f32 / n as f32 - 0.5), size * (j as f32 / n as f32 - 0.5));
+                p.push(Vec3::new(x, h(x, z), z));
+            }
+        }
+        let mut idx = Vec::new();
+        let at = |i: u32, j: u32| j * (n + 1) + i;
+        for j in 0..n {
+            for i in 0..n {
+                idx.extend([
+                    at(i, j),
+                    at(i, j + 1),
+                    at(i + 1, j),
+                    at(i + 1, j),
+                    at(i, j + 1),
+                    at(i + 1, j + 1),
+                ]);
+            }
+        }
+        (p, idx)
+    }
+
+    #[test]
+    fn every_triangle_in_one_chunk_and_queries_match_a_scan() {
+        let (p, i) = terrain(40, 40.0);
+        let level = LevelMesh::with_chunk_triangles("terrain", &p, &i, 100).unwrap();
+        assert_eq!(level.triangle_count(), 3200);
+        assert!(level.chunks().len() >= 32, "{} chunks", level.chunks().len());
+        let total: usize = level.chunks().iter().map(|c| c.triangles().len()).sum();
+        assert_eq!(total, 3200);
+        for c in level.chunks() {
+            assert!(c.triangles().len() <= 100);
+            // Counter-clockwise from above stays so: every triangle faces up.
+            assert!(c.triangle_normals().iter().all(|n| n.y > 0.0));
+        }
+        let mut found = Vec::new();
+        for k in 0..50 {
+            let c = Vec3::new((k as f32 * 7.3) % 40.0 - 20.0, 0.0, (k as f32 * 3.1) % 40.0 - 20.0);
+            let q = Aabb::new(c - Vec3::splat(1.5), c + Vec3::splat(1.5));
+            found.clear();
+            level.chunks_overlapping(&q, &mut found);
+            found.sort_unstable();
+            let scan: Vec<u32> = (0..level.chunks().len() as u32)
+                .filter(|&c| !level.chunks()[c as usize].aabb().intersection(q).is_empty())
+                .collect();
+            assert_eq!(found, scan);
+        }
+    }
+
+    #[test]
+    fn seams_are_not_feature_edges_but_the_rim_is() {
+        let (p, i) = terrain(20, 20.0);
+        let level = LevelMesh::with_chunk_triangles("terrain", &p, &i, 64).unwrap();
+        let on_rim = |v: Vec3| v.x.abs().max(v.z.abs()) > 10.0 - 1e-4;
+        let (mut rim, mut inner_boundary) = (0, 0);
+        for c in level.chunks() {
+            for k in 0..c.triangles().len() {
+                for e in 0..3 {
+                    if c.neighbors()[k][e] != super::super::NO_NEIGHBOR {
+                        continue;
+                    }
+                    let t = c.triangles()[k];
+                    let (a, b) = (c.positions()[t[e] as usize], c.positions()[t[(e + 1) % 3] as usize]);
+                    let listed = c.edges().iter().any(|f| {
+                        let (x, y) = (c.positions()[f[0] as usize], c.positions()[f[1] as usize]);
+                        (x == a && y == b) || (x == b && y == a)
+                    });
+                    if on_rim(a) && on_rim(b) {
+                        rim += 1;
+                        assert!(listed, "a rim edge is a feature edge");
+                    } else {
+                        inner_boundary += 1;
+                        assert!(!listed, "a seam edge is not a feature edge");
+                    }
+                }
+            }
+        }
+        assert_eq!(rim, 80);
+        assert!(inner_boundary > 0);
+    }
+}

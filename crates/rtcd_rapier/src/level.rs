@@ -1,0 +1,163 @@
+//! Level geometry: Rapier's own triangle-mesh ([`TriMesh`]) and heightfield ([`HeightField`])
+//! colliders on fixed or kinematic bodies, seen as rtcd [`LevelMesh`]es (surfaces cut into chunks),
+//! so our meshes collide with terrain, floors and ramps through the ray-traced narrow phase, not
+//! through Rapier's triangle-by-triangle path.
+//!
+//! A [`TriMesh`]'s triangles keep their winding: counter-clockwise seen from outside, so a terrain
+//! wound that way is solid below its surface. A [`HeightField`] is solid below by definition: its
+//! triangles are wound to face up (+y in its frame). Cells that the heightfield marks as removed
+//! are holes.
+//!
+//! The dispatcher only sees shapes, so a level is known by a fingerprint of its shape: the address
+//! of its data, its sizes and its bounds. One [`LevelMesh`] is built per fingerprint, on first use,
+//! and shared by the driver and the dispatcher.
+
+use std::{
+    hash::{Hash, Hasher},
+    sync::Arc,
+};
+
+use glam::Vec3;
+use parry3d::shape::{HeightField, Shape, TriMesh};
+use rtcd::{LevelMesh, MeshError};
+use rustc_hash::FxHasher;
+
+/// Identifies a level shape (see the module docs).
+pub type LevelKey = u64;
+
+/// The level shapes: triangle meshes and heightfields.
+pub(crate) enum LevelShape<'a> {
+    TriMesh(&'a TriMesh),
+    HeightField(&'a HeightField),
+}
+
+impl<'a> LevelShape<'a> {
+    /// The level view of `shape`, if it is a triangle mesh or a heightfield.
+    pub(crate) fn of(shape: &'a dyn Shape) -> Option<Self> {
+        if let Some(t) = shape.as_trimesh() {
+            Some(Self::TriMesh(t))
+        } else {
+            shape.as_heightfield().map(Self::HeightField)
+        }
+    }
+
+    /// The shape's fingerprint: where its data lives, its sizes and its bounds.
+    pub(crate) fn key(&self) -> LevelKey {
+        let mut h = FxHasher::default();
+        match self {
+            Self::TriMesh(t) => {
+                0u8.hash(&mut h);
+                (t.vertices().as_ptr() as usize, t.vertices().len(), t.indices().as_ptr() as usize)
+                    .hash(&mut h);
+                t.indices().len().hash(&mut h);
+                let b = t.local_aabb();
+                [b.mins.to_array(), b.maxs.to_array()].map(|a| a.map(f32::to_bits)).hash(&mut h);
+            }
+            Self::HeightField(f) => {
+                1u8.hash(&mut h);
+                (f.heights().data().as_ptr() as usize, f.nrows(), f.ncols()).hash(&mut h);
+                f.scale().to_array().map(f32::to_bits).hash(&mut h);
+                let b = f.root_aabb();
+                [b.mins.to_array(), b.maxs.to_array()].map(|a| a.map(f32::to_bits)).hash(&mut h);
+            }
+        }
+        h.finish()
+    }
+
+    /// Builds the level mesh (see the module docs for the winding).
+    pub(crate) fn build(&self) -> Result<LevelMesh, MeshError> {
+        match self {
+            Self::TriMesh(t) => {
+                let indices: Vec<u32> = t.indices().iter().flatten().copied().collect();
+                LevelMesh::new(format!("trimesh ({} triangles)", t.indices().len()), t.vertices(), &indices)
+            }
+            Self::HeightField(f) => {
+                let (positions, indices) = heightfield_triangles(f);
+                LevelMesh::new(format!("heightfield {}x{}", f.nrows(), f.ncols()), &positions, &indices)
+            }
+        }
+    }
+}
+
+/// The heightfield's triangles (holes left out), each wound to face up; vertices are welded by
+/// the level's validation.
+pub fn heightfield_triangles(f: &HeightField) -> (Vec<Vec3>, Vec<u32>) {
+    let mut positions = Vec::new();
+    let mut indices = Vec::new();
+    for tri in f.triangles() {
+        let (a, b, mut c) = (tri.a, tri.b, tri.c);
+        let mut b = b;
+        if (b - a).cross(c - a).y < 0.0 {
+            std::mem::swap(&mut b, &mut c);
+        }
+        let base = positions.len() as u32;
+        positions.extend([a, b, c]);
+        indices.extend([base, base + 1, base + 2]);
+    }
+    (positions, indices)
+}
+
+/// A shared cache of level meshes by [`LevelKey`]. Cloning shares the cache.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LevelMeshes {
+    meshes: Arc<std::sync::Mutex<rustc_hash::FxHashMap<LevelKey, Option<Arc<LevelMesh>>>>>,
+}
+
+impl LevelMeshes {
+    /// The level mesh of `shape` and its key, built on first use. `None` when the surface is
+    /// rejected (logged once per shape; the pair is then left to Rapier's default dispatcher).
+    pub(crate) fn get(&self, shape: &LevelShape) -> Option<(LevelKey, Arc<LevelMesh>)> {
+        let key = shape.key();
+        let mut meshes = self.meshes.lock().unwrap_or_else(|e| e.into_inner());
+        let mesh = meshes
+            .entry(key)
+            .or_insert_with(|| match shape.build() {
+                Ok(m) => Some(Arc::new(m)),
+                Err(e) => {
+                    log::warn!("rtcd_rapier: a level shape is left to Rapier's narrow phase: {e}");
+                    None
+                }
+            })
+            .clone()?;
+        Some((key, mesh))
+    }
+
+    /// The level mesh of `shape` if [`LevelMeshes::get`] built it already.
+    pub(crate) fn known(&self, shape: &LevelShape) -> Option<(LevelKey, Arc<LevelMesh>)> {
+        let key = shape.key();
+        let meshes = self.meshes.lock().unwrap_or_else(|e| e.into_inner());
+        Some((key, meshes.get(&key)?.clone()?))
+    }
+
+    /// Number of level shapes seen.
+    pub(crate) fn len(&self) -> usize {
+        self.meshes.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use parry3d::{math::Vector, utils::Array2};
+
+    use super::*;
+
+    #[test]
+    fn heightfield_triangles_face_up_and_match_parry() {
+        let heights = Array2::new(5, 4, (0..20).map(|k| ((k * 7) % 5) as f32 * 0.1).collect());
+        let f = HeightField::new(heights, Vector::new(4.0, 1.0, 3.0));
+        let (p, i) = heightfield_triangles(&f);
+        assert_eq!(i.len() / 3, f.triangles().count());
+        for t in i.chunks_exact(3) {
+            let [a, b, c] = [p[t[0] as usize], p[t[1] as usize], p[t[2] as usize]];
+            assert!((b - a).cross(c - a).y > 0.0);
+        }
+        let cache = LevelMeshes::default();
+        let shape = LevelShape::HeightField(&f);
+        let (k1, m1) = cache.get(&shape).unwrap();
+        let (k2, m2) = cache.get(&LevelShape::HeightField(&f)).unwrap();
+        assert_eq!(k1, k2);
+        assert!(Arc::ptr_eq(&m1, &m2));
+        assert_eq!(m1.triangle_count(), 24);
+        assert_eq!(cache.len(), 1);
+    }
+}

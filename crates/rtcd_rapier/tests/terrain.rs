@@ -1,0 +1,376 @@
+//! Concave meshes dropped on level geometry (Rapier's own triangle-mesh and heightfield colliders
+//! on a fixed body: flat, wavy, sloped) rest as they rest on a cuboid ground, and their contacts
+//! come from the ray-traced narrow phase (every point in Rapier's contact graph is one the batch
+//! handed over), on the CPU backend and on the GPU one (lavapipe here).
+//!
+//! Penetration is measured without rtcd: each body vertex's height under the surface's own
+//! triangles (the grid's, or parry's heightfield triangles) along the vertical, times the
+//! triangle's normal's vertical part (the depth along the normal), and the surface vertices inside
+//! the body by ray parity (`rtcd_scenes::measure`).
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{World, asset, rtcd_shape, size};
+use glam::Vec3;
+use rapier3d::{parry::utils::Array2, prelude::*};
+use rtcd::{RtcdMesh, RtcdParams, shapes};
+use rtcd_rapier::RtcdDriver;
+use rtcd_scenes::measure::{PlacedMesh, distance_to_surface, inside};
+
+const TICKS: usize = 420;
+/// Ticks at the end over which the resting penetration is taken.
+const REST_TICKS: usize = 60;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Ground {
+    Cuboid,
+    /// A `TriMesh` grid; `wavy` adds hills, `slope` tilts it (rise over run along x).
+    TriMesh {
+        wavy: bool,
+        slope: f32,
+    },
+    /// A `HeightField` of the same grid.
+    HeightField {
+        wavy: bool,
+    },
+}
+
+const CELLS: usize = 48;
+const SIZE: f32 = 24.0;
+
+fn height(wavy: bool, slope: f32, x: f32, z: f32) -> f32 {
+    let hills = if wavy { 0.35 * (0.6 * x).sin() * (0.45 * z + 0.3).cos() } else { 0.0 };
+    hills + slope * x
+}
+
+/// The grid's vertices and triangles, counter-clockwise seen from above.
+fn grid(wavy: bool, slope: f32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let n = CELLS as u32;
+    let at = |i: u32, j: u32| j * (n + 1) + i;
+    let mut p = Vec::new();
+    for j in 0..=n {
+        for i in 0..=n {
+            let (x, z) = (SIZE * (i as f32 / n as f32 - 0.5), SIZE * (j as f32 / n as f32 - 0.5));
+            p.push(Vec3::new(x, height(wavy, slope, x, z), z));
+        }
+    }
+    let mut t = Vec::new();
+    for j in 0..n {
+        for i in 0..n {
+            t.push([at(i, j), at(i, j + 1), at(i + 1, j)]);
+            t.push([at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)]);
+        }
+    }
+    (p, t)
+}
+
+/// The ground's collider, and its surface triangles in the world (`None` for the cuboid, whose
+/// top face is y = 0).
+fn ground(ground: Ground) -> (ColliderBuilder, Option<Vec<[Vec3; 3]>>) {
+    match ground {
+        Ground::Cuboid => (
+            ColliderBuilder::cuboid(SIZE / 2.0, 0.5, SIZE / 2.0).translation(Vector::new(0.0, -0.5, 0.0)),
+            None,
+        ),
+        Ground::TriMesh { wavy, slope } => {
+            let (p, t) = grid(wavy, slope);
+            let tris = t.iter().map(|t| t.map(|i| p[i as usize])).collect();
+            (ColliderBuilder::trimesh(p, t).unwrap(), Some(tris))
+        }
+        Ground::HeightField { wavy } => {
+            // Rows along z, columns along x, centred, `SIZE` wide: the grid's heights.
+            let n = CELLS + 1;
+            let heights = Array2::new(
+                n,
+                n,
+                (0..n * n)
+                    .map(|k| {
+                        let (row, col) = (k % n, k / n);
+                        let x = SIZE * (col as f32 / CELLS as f32 - 0.5);
+                        let z = SIZE * (row as f32 / CELLS as f32 - 0.5);
+                        height(wavy, 0.0, x, z)
+                    })
+                    .collect(),
+            );
+            let field = HeightField::new(heights, Vector::new(SIZE, 1.0, SIZE));
+            let tris = field.triangles().map(|t| [t.a, t.b, t.c]).collect();
+            (ColliderBuilder::new(SharedShape::new(field)), Some(tris))
+        }
+    }
+}
+
+/// The surface's triangles by grid cell (each triangle in the cells its box touches).
+struct Surface {
+    tris: Vec<[Vec3; 3]>,
+    cells: Vec<Vec<u32>>,
+}
+
+impl Surface {
+    fn new(tris: Vec<[Vec3; 3]>) -> Self {
+        let mut cells = vec![Vec::new(); CELLS * CELLS];
+        for (k, t) in tris.iter().enumerate() {
+            let lo = t[0].min(t[1]).min(t[2]);
+            let hi = t[0].max(t[1]).max(t[2]);
+            let (i0, j0) = (Self::cell(lo.x), Self::cell(lo.z));
+            let (i1, j1) = (Self::cell(hi.x), Self::cell(hi.z));
+            for j in j0..=j1 {
+                for i in i0..=i1 {
+                    cells[j * CELLS + i].push(k as u32);
+                }
+            }
+        }
+        Self { tris, cells }
+    }
+
+    fn cell(x: f32) -> usize {
+        (((x / SIZE + 0.5) * CELLS as f32).floor().max(0.0) as usize).min(CELLS - 1)
+    }
+
+    /// The surface's height at `(x, z)` and the up part of its normal there.
+    fn at(&self, x: f32, z: f32) -> Option<(f32, f32)> {
+        if x.abs() > SIZE / 2.0 || z.abs() > SIZE / 2.0 {
+            return None;
+        }
+        self.cells[Self::cell(z) * CELLS + Self::cell(x)].iter().find_map(|&k| {
+            let [a, b, c] = self.tris[k as usize];
+            // Barycentric coordinates in the xz plane.
+            let (v0, v1, v2) = (b - a, c - a, Vec3::new(x, 0.0, z) - a);
+            let d = v0.x * v1.z - v1.x * v0.z;
+            let u = (v2.x * v1.z - v1.x * v2.z) / d;
+            let v = (v0.x * v2.z - v2.x * v0.z) / d;
+            let e = -1e-5;
+            (u >= e && v >= e && u + v <= 1.0 - e).then(|| {
+                let n = v0.cross(v1).normalize();
+                (a.y + u * v0.y + v * v1.y, n.y.abs())
+            })
+        })
+    }
+}
+
+struct Body {
+    mesh: Arc<RtcdMesh>,
+    handle: RigidBodyHandle,
+}
+
+struct Outcome {
+    /// Per body: deepest penetration over the run and at rest, as a share of its size.
+    impact: Vec<f32>,
+    rest: Vec<f32>,
+    backend: String,
+    /// Narrow-phase pairs traced over the run.
+    pairs: usize,
+}
+
+fn meshes() -> Vec<Arc<RtcdMesh>> {
+    let (v, i) = shapes::cuboid(Vec3::new(0.4, 0.15, 0.3));
+    vec![
+        asset("torus_900"),
+        asset("blob_900"),
+        asset("u_bracket"),
+        asset("bent_tube_896"),
+        Arc::new(RtcdMesh::new("low-poly box", &v, &i).unwrap()),
+    ]
+}
+
+fn run(kind: Ground, gpu: bool, levels: bool) -> Outcome {
+    let meshes = meshes();
+    let refs: Vec<&RtcdMesh> = meshes.iter().map(|m| &**m).collect();
+    let params = RtcdParams::from_meshes(&refs);
+    let driver = if gpu {
+        let d = rtcd_wgpu::create_device(&rtcd_wgpu::DeviceOptions::default()).unwrap_or_else(|e| {
+            panic!("no GPU device (install Mesa's lavapipe: scripts/install-deps.sh): {e}")
+        });
+        RtcdDriver::with_backend(Box::new(
+            rtcd_wgpu::GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap(),
+        ))
+        .unwrap()
+    } else {
+        RtcdDriver::new(params).unwrap()
+    };
+    driver.cache().set_settings(rtcd_rapier::CacheSettings { levels, ..driver.cache().settings() });
+    let mut w = World::ours(driver);
+    let (collider, tris) = ground(kind);
+    let level = w.colliders.insert(collider);
+    let surface = tris.map(Surface::new);
+    let surface_height = |x: f32, z: f32| surface.as_ref().map_or(Some((0.0, 1.0)), |s| s.at(x, z));
+    let surface_mesh: Option<Vec<Vec3>> =
+        surface.as_ref().map(|s| s.tris.iter().flatten().copied().collect());
+
+    let bodies: Vec<Body> = meshes
+        .iter()
+        .enumerate()
+        .map(|(k, mesh)| {
+            let rotation = Rotation::from_euler(glam::EulerRot::XYZ, 0.4 + k as f32, 0.3, 0.7 * k as f32);
+            let (x, z) = (-6.0 + 3.0 * k as f32, 1.5 * (k % 2) as f32 - 0.5);
+            let at = Pose::from_parts(Vector::ZERO, rotation);
+            let lowest =
+                mesh.positions().iter().map(|p| at.transform_point(*p).y).fold(f32::INFINITY, f32::min);
+            let top = surface_height(x, z).unwrap().0 + 0.2;
+            let pose = Pose::from_parts(Vector::new(x, top - lowest, z), rotation);
+            let (handle, _) = w.add_body(rtcd_shape(mesh), pose);
+            Body { mesh: mesh.clone(), handle }
+        })
+        .collect();
+
+    let mut impact = vec![0.0f32; bodies.len()];
+    let mut rest = vec![0.0f32; bodies.len()];
+    let (mut backend, mut pairs) = (String::new(), 0);
+    for tick in 0..TICKS {
+        w.step();
+        let m = w.driver.as_ref().unwrap().metrics();
+        assert!(!m.fell_back, "{kind:?}: the backend fell back");
+        backend = m.backend.clone();
+        pairs += m.narrow_phase.pairs;
+        // Every point Rapier holds for a pair with the ground is one the batch handed over (this
+        // step, or earlier for a pair Rapier recycles).
+        let held: usize = w
+            .narrow_phase
+            .contact_pairs()
+            .filter(|p| p.collider1 == level || p.collider2 == level)
+            // A sleeping body's pairs keep their points untraced.
+            .filter(|p| {
+                let body = if p.collider1 == level { p.collider2 } else { p.collider1 };
+                w.colliders[body].parent().is_some_and(|b| !w.bodies[b].is_sleeping())
+            })
+            .flat_map(|p| &p.manifolds)
+            .map(|m| m.points.len())
+            .sum();
+        assert!(
+            !levels || held <= m.manifold_points + m.held_points,
+            "{kind:?} tick {tick}: Rapier holds {held} points, the batch gave {} and holds {} ({:?})",
+            m.manifold_points,
+            m.held_points,
+            m.cache
+        );
+        if tick % 5 != 4 && tick < TICKS - REST_TICKS {
+            continue;
+        }
+        for (k, b) in bodies.iter().enumerate() {
+            let pose = w.pose(b.handle);
+            let size = size(&b.mesh);
+            let mut pen = 0.0f32;
+            for p in b.mesh.positions() {
+                let q = pose.transform_point(*p);
+                if let Some((h, up)) = surface_height(q.x, q.z) {
+                    pen = pen.max((h - q.y) * up);
+                }
+            }
+            assert!(pen < 0.5 * size, "{kind:?} ({backend}): {} sank {pen} at tick {tick}", b.mesh.name());
+            if tick >= TICKS - REST_TICKS
+                && tick % 20 == 0
+                && let Some(sp) = &surface_mesh
+            {
+                // Surface vertices inside the body (a hill's top), measured by ray parity.
+                let placed_pose = rtcd::Pose::new(pose.translation, pose.rotation);
+                let placed = PlacedMesh::from_mesh(&b.mesh, placed_pose);
+                let bounds = b.mesh.aabb().transformed(&placed_pose);
+                for v in sp {
+                    if bounds.contains(*v) {
+                        let d = v.as_dvec3();
+                        if inside(d, &placed) {
+                            pen = pen.max(distance_to_surface(d, &placed) as f32);
+                        }
+                    }
+                }
+            }
+            impact[k] = impact[k].max(pen / size);
+            if tick >= TICKS - REST_TICKS {
+                rest[k] = rest[k].max(pen / size);
+            }
+        }
+    }
+    // Rapier's chained dispatcher asks ours first: an answer for each body's pair with the ground
+    // means these contacts are the ray-traced ones, not Rapier's own.
+    let dispatcher = w.driver.as_ref().unwrap().dispatcher();
+    let level_shape = w.colliders[level].shape();
+    for b in bodies.iter().filter(|_| levels) {
+        let body_collider = w.bodies[b.handle].colliders()[0];
+        let co = &w.colliders[body_collider];
+        let pos12 = co.position().inv_mul(w.colliders[level].position());
+        assert!(
+            dispatcher.resolve(&pos12, co.shape(), level_shape, w.params.prediction_distance()).is_some(),
+            "{kind:?}: {} against the ground is not ours",
+            b.mesh.name()
+        );
+    }
+    Outcome { impact, rest, backend, pairs }
+}
+
+fn report(kind: Ground, o: &Outcome) {
+    let names: Vec<String> = meshes().iter().map(|m| m.name().to_owned()).collect();
+    let rows: Vec<String> = names
+        .iter()
+        .zip(o.impact.iter().zip(&o.rest))
+        .map(|(n, (i, r))| format!("{n} {:.3} % / {:.3} %", 100.0 * i, 100.0 * r))
+        .collect();
+    println!(
+        "{kind:?} ({}, {} pairs traced): impact / rest penetration: {}",
+        o.backend,
+        o.pairs,
+        rows.join(", ")
+    );
+}
+
+/// Rapier's allowed linear error at the default length unit (m): resting contacts settle within it.
+const ALLOWED: f32 = 0.001;
+
+/// Each case rests like the baseline: per body, penetration at rest at most the baseline's plus
+/// Rapier's allowed error (as a share of the body's size), and the impact below 10 % of its size.
+/// On a flat ground the baseline is the cuboid ground; on hills and slopes, where bodies may still
+/// roll at the end, the worse of the cuboid and Rapier's own triangle-mesh path on the same ground.
+fn compare(kind: Ground, gpu: bool, cuboid: &Outcome) {
+    let o = run(kind, gpu, true);
+    report(kind, &o);
+    let flat =
+        matches!(kind, Ground::TriMesh { wavy: false, slope: 0.0 } | Ground::HeightField { wavy: false });
+    let baseline = if flat {
+        None
+    } else {
+        let r = run(kind, false, false);
+        println!("  Rapier's own path on the same ground:");
+        report(kind, &r);
+        Some(r)
+    };
+    if gpu {
+        assert!(o.backend.starts_with("gpu"), "{kind:?}: ran on {}", o.backend);
+    }
+    assert!(o.pairs > 0, "{kind:?}: no pair traced");
+    for (k, m) in meshes().iter().enumerate() {
+        let s = size(m);
+        let base = baseline.as_ref().map_or(cuboid.rest[k], |b| b.rest[k].max(cuboid.rest[k]));
+        assert!(
+            o.rest[k] <= base + ALLOWED / s,
+            "{kind:?}: {} rests {:.3} % deep, {:.3} % on the baseline",
+            m.name(),
+            100.0 * o.rest[k],
+            100.0 * base
+        );
+        assert!(o.impact[k] < 0.1, "{kind:?}: {} impact {:.3} %", m.name(), 100.0 * o.impact[k]);
+    }
+}
+
+#[test]
+fn meshes_rest_on_trimesh_and_heightfield_grounds_as_on_a_cuboid_cpu() {
+    let cuboid = run(Ground::Cuboid, false, true);
+    report(Ground::Cuboid, &cuboid);
+    for kind in [
+        Ground::TriMesh { wavy: false, slope: 0.0 },
+        Ground::TriMesh { wavy: true, slope: 0.0 },
+        Ground::TriMesh { wavy: false, slope: 0.1 },
+        Ground::HeightField { wavy: false },
+        Ground::HeightField { wavy: true },
+    ] {
+        compare(kind, false, &cuboid);
+    }
+}
+
+#[test]
+fn meshes_rest_on_trimesh_and_heightfield_grounds_as_on_a_cuboid_gpu() {
+    let cuboid = run(Ground::Cuboid, true, true);
+    report(Ground::Cuboid, &cuboid);
+    for kind in [Ground::TriMesh { wavy: true, slope: 0.0 }, Ground::HeightField { wavy: true }] {
+        compare(kind, true, &cuboid);
+    }
+}
