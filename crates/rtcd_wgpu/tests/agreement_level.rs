@@ -1,0 +1,124 @@
+//! Both backends agree on pairs of bodies with the chunks of a level surface
+//! ([`rtcd::LevelMesh`]: an open, wavy terrain grid cut into chunks): seeded random bodies (a torus,
+//! a blob, low-poly boxes) sunk a random depth into the terrain at random places and orientations,
+//! each paired with the chunks its box overlaps, 40 ticks of small random motion.
+//!
+//! Tolerances: every contact (vertex rays both ways, edge contacts) of either backend is found by
+//! the other on ≥ 99.9 % of the pair-ticks' features, with the same depth within 1e-5 relative
+//! (1e-5 · max(depth, 0.01)); the GPU step must have run on the device (the backend's name is the
+//! adapter's).
+
+mod common;
+
+use std::collections::HashMap;
+
+use glam::{Quat, Vec3};
+use rand::Rng;
+use rtcd::{LevelMesh, NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, shapes};
+use rtcd_wgpu::GpuNarrowPhase;
+
+fn height(x: f32, z: f32) -> f32 {
+    0.3 * (0.8 * x).sin() * (0.6 * z + 0.4).cos() + 0.05 * x
+}
+
+/// A `n x n` cell grid over `[-size/2, size/2]^2`, counter-clockwise from above.
+fn terrain(n: u32, size: f32) -> (Vec<Vec3>, Vec<u32>) {
+    let mut p = Vec::new();
+    for j in 0..=n {
+        for i in 0..=n {
+            let (x, z) = (size * (i as f32 / n as f32 - 0.5), size * (j as f32 / n as f32 - 0.5));
+            p.push(Vec3::new(x, height(x, z), z));
+        }
+    }
+    let at = |i: u32, j: u32| j * (n + 1) + i;
+    let mut idx = Vec::new();
+    for j in 0..n {
+        for i in 0..n {
+            idx.extend([at(i, j), at(i, j + 1), at(i + 1, j), at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)]);
+        }
+    }
+    (p, idx)
+}
+
+/// A step's contacts of a pair, by feature pair: depth.
+fn contacts(cs: &[rtcd::ContactCandidate]) -> HashMap<(u64, u64), f32> {
+    cs.iter().map(|c| ((c.fid1.packed(), c.fid2.packed()), -c.dist)).collect()
+}
+
+#[test]
+fn body_chunk_pairs_agree_with_the_cpu() {
+    let d = common::device();
+    let (p, i) = terrain(36, 18.0);
+    let level = LevelMesh::with_chunk_triangles("terrain", &p, &i, 128).unwrap();
+    let (bv, bi) = shapes::cuboid(Vec3::new(0.5, 0.2, 0.35));
+    let bodies =
+        [common::asset("torus_900"), common::asset("blob_900"), RtcdMesh::new("box", &bv, &bi).unwrap()];
+    let mut refs: Vec<&RtcdMesh> = bodies.iter().collect();
+    refs.extend(level.chunks().iter().map(|c| &**c));
+    let params = RtcdParams::from_meshes(&refs);
+    let mut r = common::rng(11);
+    // Each body: which mesh, where (its lowest point sunk 0-8 cm under the terrain there).
+    let placed: Vec<(usize, Pose)> = (0..30)
+        .map(|_| {
+            let m = r.random_range(0..bodies.len());
+            let rot = common::random_rotation(&mut r);
+            let (x, z) = (r.random_range(-7.0..7.0), r.random_range(-7.0..7.0));
+            let lowest = bodies[m].positions().iter().map(|q| (rot * *q).y).fold(f32::INFINITY, f32::min);
+            let y = height(x, z) - lowest - r.random_range(0.0..0.08);
+            (m, Pose::new(Vec3::new(x, y, z), rot))
+        })
+        .collect();
+    let mut cpu = NarrowPhase::new(params).unwrap();
+    let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+    let opts = StepOptions { keep_contacts: true, prediction_distance: 0.02, ..Default::default() };
+    let (mut features, mut agree, mut worst, mut pairs_traced) = (0u64, 0u64, 0f64, 0usize);
+    let mut chunks = Vec::new();
+    for tick in 0..40 {
+        let t = tick as f32;
+        let mut inputs: Vec<PairInput> = Vec::new();
+        for (k, &(m, pose)) in placed.iter().enumerate() {
+            let wobble =
+                Vec3::new((0.1 * t + k as f32).sin(), (0.07 * t).cos() - 1.0, (0.05 * t).sin()) * 0.005;
+            let turn = Quat::from_rotation_y(0.002 * t) * Quat::from_rotation_x(0.005 * (0.09 * t).sin());
+            let body = Pose::new(pose.translation + wobble, pose.rotation * turn);
+            chunks.clear();
+            level.chunks_overlapping(&bodies[m].aabb().transformed(&body).extended(0.05), &mut chunks);
+            for &c in &chunks {
+                // Shape 1 the body, shape 2 the chunk (the level's frame is the world).
+                inputs.push(PairInput::new(
+                    PairKey::new(k as u64, 1000 + c as u64),
+                    &bodies[m],
+                    &level.chunks()[c as usize],
+                    body.inverse(),
+                ));
+            }
+        }
+        pairs_traced += inputs.len();
+        let c = cpu.step(&inputs, &opts);
+        let g = gpu.step(&inputs, &opts).unwrap();
+        assert!(gpu.adapter_name().contains(&d.info.name), "the GPU step ran on {}", gpu.adapter_name());
+        for (cp, gp) in c.pairs.iter().zip(&g.pairs) {
+            let (cc, gc) = (contacts(&cp.contacts), contacts(&gp.contacts));
+            let mut keys: Vec<_> = cc.keys().chain(gc.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                features += 1;
+                if let (Some(x), Some(y)) = (cc.get(k), gc.get(k)) {
+                    let rel = ((x - y).abs() / x.abs().max(0.01)) as f64;
+                    worst = worst.max(rel);
+                    if rel <= 1e-5 {
+                        agree += 1;
+                    }
+                }
+            }
+        }
+    }
+    let share = agree as f64 / features.max(1) as f64;
+    println!(
+        "body-chunk pairs: {pairs_traced} pair-ticks, {features} contact features, {:.3} % agree, worst depth {worst:.2e}",
+        100.0 * share
+    );
+    assert!(features > 2000, "too few contacts to compare: {features}");
+    assert!(share >= 0.999, "{:.3} % of contacts agree", 100.0 * share);
+}
