@@ -181,12 +181,7 @@ pub(crate) fn mesh_data(mesh: &Mesh) -> Result<(Vec<Vec3>, Vec<u32>), String> {
 /// well formed (finite, indices in range, whole triangles) and only its shape is not what ray tracing
 /// needs.
 fn may_fall_back(e: &MeshError) -> bool {
-    matches!(
-        e,
-        MeshError::NonManifoldEdge { .. }
-            | MeshError::TooManyDegenerate { .. }
-            | MeshError::NonOrientable { .. }
-    )
+    matches!(e, MeshError::TooManyDegenerate { .. } | MeshError::NonOrientable { .. })
 }
 
 /// Validates `positions` scaled by `scale` and prepares the shape; Rapier's triangle mesh for geometry

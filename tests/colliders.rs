@@ -82,13 +82,9 @@ fn scaled_entities_get_a_scaled_collider() {
 fn bad_input_falls_back_or_fails_without_panicking() {
     let mut app = app_with_assets();
     common::ground(&mut app);
-    // Two cubes sharing an edge: non-manifold, rejected by rtcd, handled by Rapier's trimesh.
-    let (mut v, mut i) = shapes::cuboid(Vec3::splat(0.5));
-    let (v2, i2) =
-        shapes::transformed(shapes::cuboid(Vec3::splat(0.5)), Quat::IDENTITY, Vec3::new(1.0, 1.0, 0.0));
-    let base = v.len() as u32;
-    v.extend(v2);
-    i.extend(i2.iter().map(|k| k + base));
+    // A box with two zero-area triangles more: too many degenerate triangles, rejected by rtcd,
+    // handled by Rapier's trimesh.
+    let (v, i) = degenerate_box();
     let bad_mesh = app.world_mut().resource_mut::<Assets<Mesh>>().add(mesh_asset(v, i));
     let points = app
         .world_mut()
@@ -121,7 +117,7 @@ fn bad_input_falls_back_or_fails_without_panicking() {
     common::ticks(&mut app, 60);
     let w = app.world();
     assert!(
-        matches!(w.get::<RtcdColliderState>(a), Some(RtcdColliderState::Fallback { reason }) if reason.contains("non-manifold"))
+        matches!(w.get::<RtcdColliderState>(a), Some(RtcdColliderState::Fallback { reason }) if reason.contains("degenerate"))
     );
     assert!(w.get::<Collider>(a).is_some(), "Rapier's trimesh collider stands in");
     assert!(
@@ -137,12 +133,11 @@ fn bad_input_falls_back_or_fails_without_panicking() {
 
 // ---- Every source alike: fallback, failure, open meshes ----
 
-/// A closed unit box (half extent 0.5) with a fin: one more triangle on its top back edge (vertices 2
-/// and 3), which that edge then shares with three triangles (non-manifold).
-fn finned_box() -> (Vec<Vec3>, Vec<u32>) {
-    let (mut v, mut i) = shapes::cuboid(Vec3::splat(0.5));
-    v.push(Vec3::new(0.0, 1.0, -0.5));
-    i.extend([2, 3, 8]);
+/// A closed unit box (half extent 0.5) with two more triangles of zero area: 2 of 14 triangles
+/// degenerate, past the 10 % that validation accepts.
+fn degenerate_box() -> (Vec<Vec3>, Vec<u32>) {
+    let (v, mut i) = shapes::cuboid(Vec3::splat(0.5));
+    i.extend([2, 3, 3, 0, 1, 1]);
     (v, i)
 }
 
@@ -252,8 +247,8 @@ fn closed_mesh_has_no_warning() {
 fn bevy_mesh_source_falls_back_fails_or_warns() {
     let mut app = app_with_assets();
     common::ground(&mut app);
-    let (v, i) = finned_box();
-    let finned = add_mesh(&mut app, mesh_asset(v, i));
+    let (v, i) = degenerate_box();
+    let degenerate = add_mesh(&mut app, mesh_asset(v, i));
     let (mut v, i) = shapes::cuboid(Vec3::splat(0.5));
     v[5].y = f32::NAN;
     let nan = add_mesh(&mut app, mesh_asset(v, i));
@@ -264,16 +259,20 @@ fn bevy_mesh_source_falls_back_fails_or_warns() {
     );
     let (v, i) = open_pyramid();
     let open = add_mesh(&mut app, mesh_asset(v, i));
-    let a =
-        spawn(&mut app, RtcdCollider::from_mesh(finned), Some(RigidBody::Dynamic), Vec3::new(-3.0, 1.0, 0.0));
+    let a = spawn(
+        &mut app,
+        RtcdCollider::from_mesh(degenerate),
+        Some(RigidBody::Dynamic),
+        Vec3::new(-3.0, 1.0, 0.0),
+    );
     let b = spawn(&mut app, RtcdCollider::from_mesh(nan), Some(RigidBody::Dynamic), Vec3::new(0.0, 1.0, 3.0));
     let c =
         spawn(&mut app, RtcdCollider::from_mesh(lines), Some(RigidBody::Dynamic), Vec3::new(0.0, 1.0, -3.0));
     let d =
         spawn(&mut app, RtcdCollider::from_mesh(open), Some(RigidBody::Dynamic), Vec3::new(3.0, 1.5, 0.0));
     common::ticks(&mut app, 120);
-    assert_fallback(&app, a, "non-manifold");
-    assert!((y(&app, a) - 0.5).abs() < 0.05, "the finned box rests on the ground: y = {}", y(&app, a));
+    assert_fallback(&app, a, "degenerate");
+    assert!((y(&app, a) - 0.5).abs() < 0.05, "the box rests on the ground: y = {}", y(&app, a));
     assert_failed(&app, b, "non-finite");
     assert_failed(&app, c, "not a triangle list");
     assert_open_and_weighs(&app, d, PYRAMID_HULL_VOLUME);
@@ -283,8 +282,8 @@ fn bevy_mesh_source_falls_back_fails_or_warns() {
 fn obj_source_falls_back_fails_or_warns() {
     let mut app = common::app(Some(RtcdBackend::Cpu));
     common::ground(&mut app);
-    let (v, i) = finned_box();
-    let finned = temp_obj("finned", &obj_text(&v, &i));
+    let (v, i) = degenerate_box();
+    let degenerate = temp_obj("degenerate", &obj_text(&v, &i));
     let bad_text = temp_obj("bad_text", "v 0 0 0\nv 1 zero 0\nv 0 1 0\nf 1 2 3\n");
     let (mut v, i) = shapes::cuboid(Vec3::splat(0.5));
     v[5].x = f32::NAN;
@@ -292,8 +291,12 @@ fn obj_source_falls_back_fails_or_warns() {
     let (v, i) = open_pyramid();
     let open = temp_obj("open", &obj_text(&v, &i));
     let missing = std::env::temp_dir().join("bevy_rtcd_colliders_no_such_file.obj");
-    let a =
-        spawn(&mut app, RtcdCollider::from_obj(&finned), Some(RigidBody::Dynamic), Vec3::new(-3.0, 1.0, 0.0));
+    let a = spawn(
+        &mut app,
+        RtcdCollider::from_obj(&degenerate),
+        Some(RigidBody::Dynamic),
+        Vec3::new(-3.0, 1.0, 0.0),
+    );
     let b = spawn(
         &mut app,
         RtcdCollider::from_obj(&bad_text),
@@ -308,14 +311,14 @@ fn obj_source_falls_back_fails_or_warns() {
     // A second collider of the same bad file shares its state.
     let f = spawn(&mut app, RtcdCollider::from_obj(&bad_text), None, Vec3::new(0.0, 1.0, 6.0));
     common::ticks(&mut app, 120);
-    assert_fallback(&app, a, "non-manifold");
-    assert!((y(&app, a) - 0.5).abs() < 0.05, "the finned box rests on the ground: y = {}", y(&app, a));
+    assert_fallback(&app, a, "degenerate");
+    assert!((y(&app, a) - 0.5).abs() < 0.05, "the box rests on the ground: y = {}", y(&app, a));
     assert_failed(&app, b, "position parse error");
     assert_failed(&app, f, "position parse error");
     assert_failed(&app, c, "non-finite");
     assert_open_and_weighs(&app, d, PYRAMID_HULL_VOLUME);
     assert_failed(&app, e, "bevy_rtcd_colliders_no_such_file.obj");
-    for p in [finned, bad_text, nan, open] {
+    for p in [degenerate, bad_text, nan, open] {
         let _ = std::fs::remove_file(p);
     }
 }

@@ -67,22 +67,6 @@ pub enum MeshError {
         /// The limit, in percent.
         max_percent: f32,
     },
-    /// An edge is shared by more than two triangles (after merging duplicate vertices).
-    #[error(
-        "mesh `{mesh}`: edge between vertices {a} and {b} is shared by {count} triangles (non-manifold); first triangles {triangles:?}"
-    )]
-    NonManifoldEdge {
-        /// Mesh name.
-        mesh: String,
-        /// First vertex of the edge (merged index).
-        a: u32,
-        /// Second vertex of the edge (merged index).
-        b: u32,
-        /// Number of triangles on the edge.
-        count: usize,
-        /// Input indices of the first three triangles on the edge.
-        triangles: [usize; 3],
-    },
     /// Triangle windings cannot be made consistent (a Möbius-like surface).
     #[error(
         "mesh `{mesh}`: the surface is not orientable (inconsistent winding around triangle {triangle} cannot be repaired)"

@@ -84,16 +84,17 @@ fn degenerate_triangles_dropped_and_counted_or_rejected() {
 }
 
 #[test]
-fn non_manifold_edges() {
-    // Two cubes sharing one edge exactly: four triangles on it.
+fn non_manifold_edges_are_split_not_rejected() {
+    // Two cubes sharing one edge exactly: four triangles on it, split into two closed cubes.
     let (mut v, mut i) = cube();
     let (v2, i2) = shapes::transformed(cube(), Quat::IDENTITY, Vec3::new(1.0, 1.0, 0.0));
     let base = v.len() as u32;
     v.extend(v2);
     i.extend(i2.iter().map(|k| k + base));
-    let e = RtcdMesh::new("bad", &v, &i).unwrap_err();
-    assert!(matches!(e, MeshError::NonManifoldEdge { count: 4, .. }), "{e}");
-    assert!(message(&e).contains("non-manifold"));
+    let m = RtcdMesh::new("two cubes", &v, &i).unwrap();
+    assert_eq!((m.report().split_edges, m.report().split_vertices), (1, 2));
+    assert!(m.is_closed());
+    assert!(m.report().notes().iter().any(|s| s.contains("non-manifold")));
 }
 
 #[test]

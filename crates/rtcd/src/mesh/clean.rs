@@ -2,8 +2,9 @@
 //!
 //! In order: shape checks (empty, index count, NaN/inf, index range), welding of duplicate vertices,
 //! dropping of degenerate and repeated triangles (counted; rejected past
-//! [`MAX_DEGENERATE_SHARE`]), the non-manifold check, winding repair by
-//! orientation propagation, and flipping of inside-out closed components (negative signed volume).
+//! [`MAX_DEGENERATE_SHARE`]), the split of non-manifold edges and vertices into manifold sheets
+//! (module `non_manifold`), winding repair by orientation propagation, and
+//! flipping of inside-out closed components (negative signed volume).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -135,20 +136,12 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
         return Err(MeshError::Empty { mesh: mesh(), vertices: welded.len(), triangles: 0 });
     }
 
-    // Edge map and the manifold check.
+    // Non-manifold edges and vertices split into manifold sheets; then every edge has one or two
+    // triangles.
+    let split = super::non_manifold::split_non_manifold(&mut welded, &mut triangles);
+    report.split_edges = split.edges;
+    report.split_vertices = split.vertices;
     let edges = edge_map(&triangles);
-    for (&(a, b), list) in &edges {
-        if list.len() > 2 {
-            let tri = |i: usize| list.get(i).map(|&(t, _)| origin[t as usize]).unwrap_or(usize::MAX);
-            return Err(MeshError::NonManifoldEdge {
-                mesh: mesh(),
-                a,
-                b,
-                count: list.len(),
-                triangles: [tri(0), tri(1), tri(2)],
-            });
-        }
-    }
     report.boundary_edges = edges.values().filter(|l| l.len() == 1).count();
 
     // Orientation propagation over each connected component.

@@ -9,6 +9,8 @@
 
 mod adjacency;
 pub mod clean;
+mod level;
+mod non_manifold;
 mod normals;
 mod obj;
 
@@ -16,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use adjacency::NO_NEIGHBOR;
 use glam::Vec3;
+pub use level::{DEFAULT_CHUNK_TRIANGLES, LevelMesh};
 pub use obj::{ObjData, read_obj};
 
 use crate::{
@@ -44,8 +47,16 @@ pub struct MeshReport {
     pub unused_vertices: usize,
     /// Degenerate triangles dropped.
     pub degenerate_triangles: usize,
-    /// Triangles with the same three vertices as an earlier one (dropped).
+    /// Triangles with the same three vertices as an earlier one, in either winding (dropped): a
+    /// repeated face, or the second side of a double-sided face.
     pub duplicate_triangles: usize,
+    /// Edges shared by more than two triangles (non-manifold), split into manifold sheets: the
+    /// triangles on the edge are paired across the wedges of solid between them, and those left
+    /// unpaired get the edge as a boundary edge.
+    pub split_edges: usize,
+    /// Vertex copies made where a vertex's triangles fall into separate sheets (at the split edges,
+    /// and where fans meet only at a vertex). Copies share their position, never their index.
+    pub split_vertices: usize,
     /// Triangles whose winding was reversed to agree with their neighbours.
     pub rewound_triangles: usize,
     /// Closed components that were inside out (negative signed volume) and were flipped.
@@ -71,6 +82,8 @@ impl MeshReport {
         note(self.unused_vertices, "unused vertices dropped");
         note(self.degenerate_triangles, "degenerate triangles dropped");
         note(self.duplicate_triangles, "repeated triangles dropped");
+        note(self.split_edges, "non-manifold edges split into manifold sheets");
+        note(self.split_vertices, "vertices copied to separate the sheets meeting there");
         note(self.rewound_triangles, "triangles rewound to a consistent orientation");
         note(self.inside_out_components, "inside-out components flipped (negative signed volume)");
         if !self.closed {
@@ -82,6 +95,10 @@ impl MeshReport {
         n
     }
 }
+
+/// How far in, as a share of the mesh's bounding diagonal, the inward ray of a vertex copy starts
+/// when its exit distance is measured ([`RtcdMesh::exit_distances`]).
+const COPY_RAY_START: f32 = 1e-5;
 
 static NEXT_MESH_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -329,15 +346,26 @@ impl RtcdMesh {
     /// How far each vertex's inward ray travels inside the mesh before it leaves (Hermann 2008 Alg. 1's
     /// `point3`). Rays that never leave (open meshes) get the bounding-box diagonal: no ray inside the
     /// body can be longer.
+    ///
+    /// A vertex that shares its position with a copy (a non-manifold vertex split by
+    /// [`clean`]) starts its ray a hair further in: the copy's triangles meet the ray at its
+    /// origin, and would end it there.
     fn compute_exit_distances(&self) -> Vec<f32> {
         let diag = self.aabb.extents().length();
+        let mut at: std::collections::HashMap<[u32; 3], u32> = std::collections::HashMap::new();
+        for p in &self.positions {
+            *at.entry(p.to_array().map(f32::to_bits)).or_default() += 1;
+        }
+        let start = COPY_RAY_START * diag;
         (0..self.positions.len())
             .map(|v| {
-                let ray = Ray::new(self.positions[v], -self.normals[v]);
+                let (p, dir) = (self.positions[v], -self.normals[v]);
+                let skip = if at[&p.to_array().map(f32::to_bits)] > 1 { start } else { 0.0 };
+                let ray = Ray::new(p + skip * dir, dir);
                 TracerKind::Bvh
                     .trace_line(self, &ray, 0.0, f32::INFINITY, v as u32)
                     .forward
-                    .map_or(diag, |h| h.t.min(diag))
+                    .map_or(diag, |h| (h.t + skip).min(diag))
             })
             .collect()
     }

@@ -69,17 +69,17 @@ mod tests {
 
     #[test]
     fn read_obj_keeps_what_validation_rejects() {
-        // Three triangles on the edge 1-2: non-manifold, readable.
-        let text = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nv 1 1 1\nf 1 2 3\nf 2 3 4\nf 3 2 5\n";
-        let path = std::env::temp_dir().join(format!("rtcd_read_obj_{}_fin.obj", std::process::id()));
+        // One triangle of four with a repeated vertex (degenerate, past the 10 % share), readable.
+        let text = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nv 1 1 1\nf 1 2 3\nf 2 3 4\nf 3 2 5\nf 1 1 4\n";
+        let path = std::env::temp_dir().join(format!("rtcd_read_obj_{}_degenerate.obj", std::process::id()));
         std::fs::write(&path, text).unwrap();
         let obj = read_obj(&path).unwrap();
-        assert!(matches!(RtcdMesh::from_obj(&path), Err(MeshError::NonManifoldEdge { .. })));
+        assert!(matches!(RtcdMesh::from_obj(&path), Err(MeshError::TooManyDegenerate { .. })));
         let _ = std::fs::remove_file(&path);
-        assert_eq!(obj.name, format!("rtcd_read_obj_{}_fin", std::process::id()));
+        assert_eq!(obj.name, format!("rtcd_read_obj_{}_degenerate", std::process::id()));
         assert_eq!(obj.positions.len(), 5);
         assert_eq!(obj.positions[4], Vec3::ONE);
-        assert_eq!(obj.indices, [0, 1, 2, 1, 2, 3, 2, 1, 4]);
+        assert_eq!(obj.indices, [0, 1, 2, 1, 2, 3, 2, 1, 4, 0, 0, 3]);
         assert!(matches!(read_obj("/nonexistent/mesh.obj"), Err(MeshError::Obj { .. })));
     }
 }
