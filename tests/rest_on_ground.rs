@@ -59,7 +59,8 @@ fn concave_mesh_rests_on_the_ground() {
 /// ground is ray traced (the narrow phase traces pairs, and the ground is the only other collider).
 #[test]
 fn concave_mesh_rests_on_a_heightfield_and_a_trimesh_floor() {
-    let grounds: [(&str, fn() -> Collider); 2] = [
+    type MakeGround = fn() -> Collider;
+    let grounds: [(&str, MakeGround); 2] = [
         ("heightfield", || Collider::heightfield(vec![0.0; 21 * 21], 21, 21, Vec3::new(40.0, 1.0, 40.0))),
         ("trimesh", || {
             let n = 20u32;
