@@ -418,3 +418,36 @@ fn mesh_asset_that_fails_to_load_fails_and_one_still_loading_waits() {
     common::ticks(&mut app, 2);
     assert!(matches!(state(&app, b), RtcdColliderState::Ready { .. }));
 }
+
+/// Two unit cubes sharing one edge (four faces on it): from every source the mesh is repaired
+/// (the edge split into two manifold sheets), ray traced, closed, without a warning, and weighs its
+/// volume, 2.
+#[test]
+fn non_manifold_mesh_is_repaired_from_every_source() {
+    let (mut v, mut i) = shapes::cuboid(Vec3::splat(0.5));
+    let (v2, i2) = shapes::cuboid(Vec3::splat(0.5));
+    let base = v.len() as u32;
+    v.extend(v2.iter().map(|p| *p + Vec3::new(1.0, 1.0, 0.0)));
+    i.extend(i2.iter().map(|k| k + base));
+    let mut app = app_with_assets();
+    let handle = add_mesh(&mut app, mesh_asset(v.clone(), i.clone()));
+    let obj = temp_obj("edge_glued_cubes", &obj_text(&v, &i));
+    let rtcd = Arc::new(RtcdMesh::new("edge-glued cubes", &v, &i).unwrap());
+    let sources =
+        [RtcdCollider::from_mesh(handle), RtcdCollider::from_obj(&obj), RtcdCollider::from_rtcd_mesh(rtcd)];
+    let entities: Vec<Entity> = sources
+        .into_iter()
+        .enumerate()
+        .map(|(k, c)| spawn(&mut app, c, Some(RigidBody::Dynamic), Vec3::new(4.0 * k as f32, 3.0, 0.0)))
+        .collect();
+    common::ticks(&mut app, 2);
+    for e in entities {
+        let s = state(&app, e);
+        let RtcdColliderState::Ready { mesh } = &s else { panic!("expected Ready, got {s:?}") };
+        assert!(mesh.is_closed(), "{:?}", mesh.report());
+        assert_eq!(mesh.report().split_edges, 1, "{:?}", mesh.report());
+        assert_eq!(s.warning(), None);
+        let mass = app.world().get::<ReadMassProperties>(e).unwrap().get().mass;
+        assert!((mass - 2.0).abs() < 1e-3, "mass {mass}");
+    }
+}
