@@ -47,6 +47,15 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --interleave          replay the CPU variants timed every k-th step together, step by step
                         (the machine's drift then weighs on all alike; each variant's step then
                         follows the others', not its own previous one: colder caches)
+  --ground LIST         level geometry: terrain (a wavy grid terrain, 0.3 m hills 10 m apart, 0.5 m
+                        cells, as a Rapier trimesh collider), heightfield (the same heights as a
+                        Rapier heightfield), or both, e.g. terrain,heightfield (default: cuboid, the
+                        ground box). With a level ground, scenes 1 and 3 run the level comparison
+                        instead of the papers' set-ups: the plugin's default set-up on the ground
+                        box, on each level ground, and with Rapier's own path on it
+                        (CacheSettings::levels off); --repeat runs each N times (median kept)
+  --big-level           the level build time of a 100k- and a 1M-triangle terrain, and scene 1's
+                        narrow phase on them beside the scene's own terrain
   --no-errors           skip the erroneous-ray runs (measure_errors, one per prediction setting)
   --seconds S           override the scenes' simulated duration
   --out DIR             output folder (default: <workspace>/target/rtcd_bench)
@@ -103,6 +112,10 @@ pub struct Options {
     pub threads: Option<usize>,
     /// JSON on stdout.
     pub json: bool,
+    /// Level grounds (`terrain`, `heightfield`); empty: the ground box.
+    pub ground: Vec<String>,
+    /// The big-level figures.
+    pub big_level: bool,
 }
 
 fn workspace() -> PathBuf {
@@ -136,6 +149,8 @@ impl Options {
             assets: workspace().join("assets/meshes"),
             threads: None,
             json: false,
+            ground: Vec::new(),
+            big_level: false,
         };
         let list = |v: String| {
             v.split(',').map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty()).collect::<Vec<_>>()
@@ -203,6 +218,16 @@ impl Options {
                     );
                 }
                 "--json" => o.json = true,
+                "--ground" => {
+                    o.ground = list(value()?);
+                    for g in &o.ground {
+                        if !["cuboid", "terrain", "heightfield"].contains(&g.as_str()) {
+                            return Err(format!("--ground: cuboid, terrain or heightfield, not {g}"));
+                        }
+                    }
+                    o.ground.retain(|g| g != "cuboid");
+                }
+                "--big-level" => o.big_level = true,
                 "-h" | "--help" => return Err(USAGE.to_string()),
                 _ => return Err(format!("unknown flag {a}\n\n{USAGE}")),
             }
@@ -272,5 +297,9 @@ mod tests {
         assert_eq!(parse("--recycle-distance 0.01").unwrap().recycle_distance, Some(0.01));
         assert!(parse("--recycle-distance -1").is_err());
         assert!(parse("--recycle-distance x").is_err());
+        assert_eq!(parse("--ground terrain,heightfield").unwrap().ground, ["terrain", "heightfield"]);
+        assert!(parse("--ground cuboid").unwrap().ground.is_empty());
+        assert!(parse("--ground sand").is_err());
+        assert!(parse("--big-level").unwrap().big_level);
     }
 }

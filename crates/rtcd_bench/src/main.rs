@@ -16,18 +16,26 @@
 //!   bodies, beside the targets of 0 tunnelled, 0 crossing edges at rest, no deeper than Rapier
 //!   trimesh and a narrow phase 10x faster.
 //!
+//! - with `--ground terrain,heightfield`, instead: scenes 1 and 3 on level geometry (a wavy terrain as
+//!   a Rapier triangle mesh or heightfield) beside the ground box, and Rapier's own path on it: cost
+//!   per body-ground pair, penetration, tunnelling ([`level`]); with `--big-level`, the build of
+//!   100k- and 1M-triangle levels and the narrow phase on them ([`big_level`]).
+//!
 //! Writes CSV and SVG plots to `target/rtcd_bench/`, prints a summary table; `--json` prints the same
 //! figures as one JSON object. See `docs/benchmarks.md` and `--help`.
 
 mod bench;
+mod big_level;
 mod cli;
 mod independent;
+mod level;
 mod output;
 mod plot;
 mod replay;
 mod report;
 mod scene;
 mod sim;
+mod terrain;
 mod world;
 
 use std::{io::Write, time::Instant};
@@ -74,7 +82,9 @@ fn build_pool(threads: Option<usize>) -> Result<(), String> {
 fn run(opts: &Options, args: &[String]) -> Result<(), String> {
     let start = Instant::now();
     build_pool(opts.threads)?;
-    let gpu = open_gpu(opts);
+    let levels = !opts.ground.is_empty() || opts.big_level;
+    // The level figures run on the CPU backend only.
+    let gpu = if levels { None } else { open_gpu(opts) };
     let info = report::RunInfo {
         cpu: cpu_name(),
         threads: rayon::current_num_threads(),
@@ -92,23 +102,13 @@ fn run(opts: &Options, args: &[String]) -> Result<(), String> {
         out: std::fs::canonicalize(&opts.out).unwrap_or_else(|_| opts.out.clone()),
         ..opts.clone()
     };
+    if levels {
+        return run_levels(opts, &info, start);
+    }
     let mut results = Vec::new();
     let mut files = Vec::new();
     for &k in &opts.scenes {
-        let scene = match (k, opts.quick) {
-            (1, q) => scene::avalanche(
-                &opts.assets,
-                if q { 4 } else { 8 },
-                opts.seconds.unwrap_or(if q { 3.0 } else { 10.0 }),
-                q,
-            )?,
-            (2, q) => scene::spawner(&opts.assets, opts.seconds.unwrap_or(if q { 5.0 } else { 50.0 }), q)?,
-            (_, q) => scene::everyday(
-                opts.bodies.unwrap_or(if q { 20 } else { rtcd_scenes::Everyday::COUNT }),
-                opts.seconds.unwrap_or(if q { 4.0 } else { 10.0 }),
-                q,
-            )?,
-        };
+        let scene = make_scene(opts, k)?;
         let r = bench::run_scene(scene, opts, gpu.as_ref())?;
         files.extend(output::write_scene(&opts.out, &r)?);
         // Print each scene as soon as it is done: full runs are long.
@@ -135,6 +135,81 @@ fn run(opts: &Options, args: &[String]) -> Result<(), String> {
     // One file per kind of run, so a one-scene run does not overwrite a two-scene one.
     let scenes = if opts.scenes.len() == 1 { format!("_scene{}", opts.scenes[0]) } else { String::new() };
     let path = opts.out.join(format!("results{}{scenes}.json", if opts.quick { "_quick" } else { "" }));
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap_or_default())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if opts.json {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", serde_json::to_string(&json).unwrap_or_default());
+    }
+    Ok(())
+}
+
+/// Scene `k` (1, 2 or 3) at the options' scale.
+fn make_scene(opts: &Options, k: u32) -> Result<scene::Scene, String> {
+    match (k, opts.quick) {
+        (1, q) => scene::avalanche(
+            &opts.assets,
+            if q { 4 } else { 8 },
+            opts.seconds.unwrap_or(if q { 3.0 } else { 10.0 }),
+            q,
+        ),
+        (2, q) => scene::spawner(&opts.assets, opts.seconds.unwrap_or(if q { 5.0 } else { 50.0 }), q),
+        (_, q) => scene::everyday(
+            opts.bodies.unwrap_or(if q { 20 } else { rtcd_scenes::Everyday::COUNT }),
+            opts.seconds.unwrap_or(if q { 4.0 } else { 10.0 }),
+            q,
+        ),
+    }
+}
+
+/// `--ground` and `--big-level`: the level comparison on scenes 1 and 3, then the big levels.
+fn run_levels(opts: &Options, info: &report::RunInfo, start: Instant) -> Result<(), String> {
+    let kinds: Vec<terrain::LevelKind> =
+        opts.ground
+            .iter()
+            .map(|g| {
+                if g == "heightfield" { terrain::LevelKind::HeightField } else { terrain::LevelKind::TriMesh }
+            })
+            .collect();
+    let mut json = serde_json::Map::new();
+    for &k in opts.scenes.iter().filter(|_| !kinds.is_empty()) {
+        if k == 2 {
+            note("level ground: scene 2 has no walls and is left out (scenes 1 and 3)");
+            continue;
+        }
+        let scene = make_scene(opts, k)?;
+        let refs: Vec<&rtcd::RtcdMesh> = scene.meshes.iter().map(|m| &**m).collect();
+        let params = rtcd::RtcdParams::from_meshes(&refs);
+        let floor = scene.floor_half_width.unwrap_or(scene.ground_half_extents.x);
+        let terrain = std::sync::Arc::new(terrain::Terrain::covering(scene.ground_half_extents.x, floor));
+        note(format!("{} — level comparison, {} run(s) of each case", scene.name, opts.repeat));
+        let results = level::compare(&scene, params, &level::cases(&kinds, &terrain), opts.repeat)?;
+        emit(opts, &level::table(&scene, &terrain, &results, opts.repeat));
+        json.insert(format!("scene{k}"), level::json(&scene, &results));
+    }
+    if opts.big_level {
+        let scene = make_scene(opts, 1)?;
+        let refs: Vec<&rtcd::RtcdMesh> = scene.meshes.iter().map(|m| &**m).collect();
+        note(format!("{} — big levels", scene.name));
+        let rows = big_level::run(&scene, rtcd::RtcdParams::from_meshes(&refs))?;
+        emit(opts, &big_level::table(&scene, &rows));
+        json.insert("big_level".into(), big_level::json(&rows));
+    }
+    let wall = start.elapsed().as_secs_f64();
+    emit(
+        opts,
+        &format!(
+            "\n{} run, {:.0} s in all, on {} ({} threads), GPU: not used, {}\n",
+            info.mode, wall, info.cpu, info.threads, info.date
+        ),
+    );
+    json.insert("cpu".into(), info.cpu.clone().into());
+    json.insert("threads".into(), info.threads.into());
+    json.insert("date".into(), info.date.clone().into());
+    json.insert("args".into(), info.args.clone().into());
+    json.insert("wall_s".into(), wall.into());
+    let json = serde_json::Value::Object(json);
+    let path = opts.out.join(format!("level_results{}.json", if opts.quick { "_quick" } else { "" }));
     std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap_or_default())
         .map_err(|e| format!("{}: {e}", path.display()))?;
     if opts.json {

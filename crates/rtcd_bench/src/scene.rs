@@ -22,6 +22,8 @@ use std::{path::Path, sync::Arc};
 use glam::{Quat, Vec3};
 use rtcd::RtcdMesh;
 use rtcd_scenes::{Avalanche, Everyday, Rng, load_mesh};
+
+use crate::terrain::Level;
 pub use rtcd_scenes::{Cuboid, GROUND_TOP};
 
 /// 60 Hz, both scenes.
@@ -87,6 +89,8 @@ pub struct Scene {
     pub steps: usize,
     /// Spawns, sorted by step.
     pub spawns: Vec<Spawn>,
+    /// A level ground (terrain) in place of the ground box, if any.
+    pub level: Option<Level>,
 }
 
 impl Scene {
@@ -139,6 +143,7 @@ pub fn avalanche(assets: &Path, side: usize, seconds: f32, quick: bool) -> Resul
         floor_half_width: Some(a.floor_half_width),
         steps: (seconds / DT).round() as usize,
         spawns,
+        level: None,
     })
 }
 
@@ -183,6 +188,7 @@ pub fn spawner(assets: &Path, seconds: f32, quick: bool) -> Result<Scene, String
         floor_half_width: None,
         steps,
         spawns,
+        level: None,
     })
 }
 
@@ -220,5 +226,6 @@ pub fn everyday(count: usize, seconds: f32, quick: bool) -> Result<Scene, String
         floor_half_width: Some(e.floor_half_width),
         steps: (seconds / DT).round() as usize,
         spawns,
+        level: None,
     })
 }

@@ -257,6 +257,8 @@ pub struct StepTimes {
     pub held_pairs: usize,
     /// Pairs the dispatcher found no batch result for and computed on the spot (rtcd set-ups).
     pub cache_misses: u64,
+    /// Pairs the backend traced (`StepMetrics::pairs`: the batch's pairs less the held ones).
+    pub traced_pairs: usize,
 }
 
 /// A Rapier world in one set-up.
@@ -274,19 +276,48 @@ pub struct World {
     driver: Option<RtcdDriver>,
     clock: DispatchClock,
     shapes: Shapes,
+    /// The ground's collider (the box, or the level).
+    ground: ColliderHandle,
+    /// Bodies meet the ground only (see [`World::ground_only`]).
+    ground_only: bool,
     /// Body handles in spawn order.
     pub handles: Vec<RigidBodyHandle>,
 }
 
+/// Collision groups of the bodies of a [`World::ground_only`] world: they meet the ground, not
+/// each other.
+const BODY_GROUPS: InteractionGroups =
+    InteractionGroups::new(Group::GROUP_1, Group::GROUP_2, InteractionTestMode::And);
+/// The ground's groups in such a world.
+const GROUND_GROUPS: InteractionGroups =
+    InteractionGroups::new(Group::GROUP_2, Group::GROUP_1, InteractionTestMode::And);
+
 impl World {
     /// An empty world with the scene's ground and walls, in `setup`, with `shapes` built for it.
     pub fn new(scene: &Scene, setup: Setup, shapes: Shapes) -> Result<Self, String> {
+        Self::build(scene, setup, shapes, false)
+    }
+
+    /// A world with the scene's ground and no walls, whose bodies meet the ground but not each
+    /// other: its narrow phase handles the body-ground pairs alone (poses set from a recording with
+    /// [`World::set_state`]).
+    pub fn ground_only(scene: &Scene, setup: Setup, shapes: Shapes) -> Result<Self, String> {
+        Self::build(scene, setup, shapes, true)
+    }
+
+    fn build(scene: &Scene, setup: Setup, shapes: Shapes, ground_only: bool) -> Result<Self, String> {
         let clock = DispatchClock::default();
         let (narrow_phase, params, driver) = match setup {
             Setup::Rtcd(p, speculative_angle, recycling) => {
                 let driver = RtcdDriver::new(p).map_err(|e| e.to_string())?;
                 let cache = driver.cache();
-                cache.set_settings(rtcd_rapier::CacheSettings { speculative_angle, ..cache.settings() });
+                // A level ground is ours unless the scene leaves it to Rapier.
+                let levels = scene.level.as_ref().is_none_or(|l| l.ours);
+                cache.set_settings(rtcd_rapier::CacheSettings {
+                    speculative_angle,
+                    levels,
+                    ..cache.settings()
+                });
                 let dispatcher = TimedDispatcher {
                     inner: driver.dispatcher().chain(parry3d::query::DefaultQueryDispatcher),
                     clock: clock.clone(),
@@ -319,10 +350,19 @@ impl World {
             driver,
             clock,
             shapes,
+            ground: ColliderHandle::invalid(),
+            ground_only,
             handles: Vec::new(),
         };
-        let ground = (scene.ground_half_extents, scene.ground_center());
-        for (h, c) in std::iter::once(ground).chain(scene.walls.iter().map(|w| (w.half_extents, w.center))) {
+        let (h, c) = (scene.ground_half_extents, scene.ground_center());
+        let ground = match &scene.level {
+            None => ColliderBuilder::cuboid(h.x, h.y, h.z).translation(c),
+            Some(l) => l.terrain.collider(l.kind)?.0,
+        };
+        let groups = if ground_only { GROUND_GROUPS } else { InteractionGroups::all() };
+        w.ground = w.colliders.insert(ground.collision_groups(groups));
+        for wall in scene.walls.iter().filter(|_| !ground_only) {
+            let (h, c) = (wall.half_extents, wall.center);
             w.colliders.insert(ColliderBuilder::cuboid(h.x, h.y, h.z).translation(c));
         }
         Ok(w)
@@ -350,8 +390,9 @@ impl World {
             .soft_ccd_prediction(soft_ccd)
             .build();
         let h = self.bodies.insert(body);
+        let groups = if self.ground_only { BODY_GROUPS } else { InteractionGroups::all() };
         self.colliders.insert_with_parent(
-            ColliderBuilder::new(self.shapes.collider_shape(s.mesh)),
+            ColliderBuilder::new(self.shapes.collider_shape(s.mesh)).collision_groups(groups),
             h,
             &mut self.bodies,
         );
@@ -362,16 +403,17 @@ impl World {
     pub fn step(&mut self) -> StepTimes {
         self.clock.take();
         let start = Instant::now();
-        let (batch, prepare, backend, batch_pairs, held_pairs) = match &mut self.driver {
+        let (batch, prepare, backend, batch_pairs, held_pairs, traced_pairs) = match &mut self.driver {
             Some(d) => {
                 let m = if self.params.contact_recycling {
                     d.detect_recycling(&self.bodies, &self.colliders, &self.params, &self.narrow_phase)
                 } else {
                     d.detect(&self.bodies, &self.colliders, self.params.prediction_distance())
                 };
-                (m.detect_time, m.broad_phase_time, m.narrow_phase.time, m.batch_pairs, m.held_pairs)
+                let traced = m.narrow_phase.pairs;
+                (m.detect_time, m.broad_phase_time, m.narrow_phase.time, m.batch_pairs, m.held_pairs, traced)
             }
-            None => (Duration::ZERO, Duration::ZERO, Duration::ZERO, 0, 0),
+            None => (Duration::ZERO, Duration::ZERO, Duration::ZERO, 0, 0, 0),
         };
         self.pipeline.step(
             Vector::new(0.0, -9.81, 0.0),
@@ -400,7 +442,34 @@ impl World {
             batch_pairs,
             held_pairs,
             cache_misses,
+            traced_pairs,
         }
+    }
+
+    /// Sets the `i`-th body's pose and velocities (the velocities set to zero and the body put to
+    /// sleep when `asleep`).
+    pub fn set_state(&mut self, i: usize, pose: &rtcd::Pose, linvel: Vector, angvel: Vector, asleep: bool) {
+        let b = &mut self.bodies[self.handles[i]];
+        b.set_position(Pose::from_parts(pose.translation, pose.rotation), !asleep);
+        if asleep {
+            if !b.is_sleeping() {
+                b.sleep();
+            }
+        } else {
+            b.set_linvel(linvel, true);
+            b.set_angvel(angvel, true);
+        }
+    }
+
+    /// Rapier's pairs of a body with the ground after the step (its broad phase's, whether in
+    /// contact or not), those with an awake body: the pairs its narrow phase handles.
+    pub fn ground_pairs(&self) -> usize {
+        let awake =
+            |c: ColliderHandle| self.colliders[c].parent().is_some_and(|b| !self.bodies[b].is_sleeping());
+        self.narrow_phase
+            .contact_pairs_with(self.ground)
+            .filter(|p| awake(if p.collider1 == self.ground { p.collider2 } else { p.collider1 }))
+            .count()
     }
 
     /// Pose of the `i`-th spawned body, as rtcd's pose.
