@@ -21,10 +21,12 @@ use std::time::{Duration, Instant};
 use glam::Vec3;
 use rtcd::{Pose, RtcdParams};
 
+use rtcd_scenes::measure::Surface;
+
 use crate::{
     bench::{median, note},
     scene::{DT, GROUND_TOP, Scene},
-    terrain::{Level, LevelKind, Surface, Terrain},
+    terrain::{Level, LevelKind, Terrain},
     world::{Setup, Shapes, World},
 };
 

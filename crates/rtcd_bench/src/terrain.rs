@@ -161,61 +161,10 @@ pub struct Level {
     pub ours: bool,
 }
 
-/// A surface's triangles, bucketed by grid cell, for vertical look-ups: the independent measure of
-/// how deep a body sank (no rtcd code).
-pub struct Surface {
-    tris: Vec<[Vec3; 3]>,
-    cells: Vec<Vec<u32>>,
-    n: usize,
-    half_width: f32,
-}
-
-impl Surface {
-    /// The surface of `tris`, on a grid of `n` × `n` buckets over `half_width` on each side.
-    pub fn new(tris: Vec<[Vec3; 3]>, n: usize, half_width: f32) -> Self {
-        let mut s = Self { tris: Vec::new(), cells: vec![Vec::new(); n * n], n, half_width };
-        for (k, t) in tris.iter().enumerate() {
-            let lo = t[0].min(t[1]).min(t[2]);
-            let hi = t[0].max(t[1]).max(t[2]);
-            let (i0, j0, i1, j1) = (s.cell(lo.x), s.cell(lo.z), s.cell(hi.x), s.cell(hi.z));
-            for j in j0..=j1 {
-                for i in i0..=i1 {
-                    s.cells[j * n + i].push(k as u32);
-                }
-            }
-        }
-        s.tris = tris;
-        s
-    }
-
-    fn cell(&self, x: f32) -> usize {
-        let f = (x / (2.0 * self.half_width) + 0.5) * self.n as f32;
-        (f.floor().max(0.0) as usize).min(self.n - 1)
-    }
-
-    /// The surface's height at `(x, z)` and the up part of its normal there; `None` off the grid.
-    pub fn at(&self, x: f32, z: f32) -> Option<(f32, f32)> {
-        if x.abs() > self.half_width || z.abs() > self.half_width {
-            return None;
-        }
-        self.cells[self.cell(z) * self.n + self.cell(x)].iter().find_map(|&k| {
-            let [a, b, c] = self.tris[k as usize];
-            // Barycentric coordinates in the xz plane.
-            let (v0, v1, v2) = (b - a, c - a, Vec3::new(x, 0.0, z) - a);
-            let d = v0.x * v1.z - v1.x * v0.z;
-            let u = (v2.x * v1.z - v1.x * v2.z) / d;
-            let v = (v0.x * v2.z - v2.x * v0.z) / d;
-            let e = -1e-5;
-            (u >= e && v >= e && u + v <= 1.0 - e).then(|| {
-                let n = v0.cross(v1).normalize();
-                (a.y + u * v0.y + v * v1.y, n.y.abs())
-            })
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use rtcd_scenes::measure::Surface;
+
     use super::*;
 
     #[test]

@@ -17,7 +17,7 @@ use glam::Vec3;
 use rapier3d::{parry::utils::Array2, prelude::*};
 use rtcd::{RtcdMesh, RtcdParams, shapes};
 use rtcd_rapier::RtcdDriver;
-use rtcd_scenes::measure::{PlacedMesh, distance_to_surface, inside};
+use rtcd_scenes::measure::{PlacedMesh, Surface, distance_to_surface, inside};
 
 const TICKS: usize = 420;
 /// Ticks at the end over which the resting penetration is taken.
@@ -101,54 +101,6 @@ fn ground(ground: Ground) -> (ColliderBuilder, Option<Vec<[Vec3; 3]>>) {
     }
 }
 
-/// The surface's triangles by grid cell (each triangle in the cells its box touches).
-struct Surface {
-    tris: Vec<[Vec3; 3]>,
-    cells: Vec<Vec<u32>>,
-}
-
-impl Surface {
-    fn new(tris: Vec<[Vec3; 3]>) -> Self {
-        let mut cells = vec![Vec::new(); CELLS * CELLS];
-        for (k, t) in tris.iter().enumerate() {
-            let lo = t[0].min(t[1]).min(t[2]);
-            let hi = t[0].max(t[1]).max(t[2]);
-            let (i0, j0) = (Self::cell(lo.x), Self::cell(lo.z));
-            let (i1, j1) = (Self::cell(hi.x), Self::cell(hi.z));
-            for j in j0..=j1 {
-                for i in i0..=i1 {
-                    cells[j * CELLS + i].push(k as u32);
-                }
-            }
-        }
-        Self { tris, cells }
-    }
-
-    fn cell(x: f32) -> usize {
-        (((x / SIZE + 0.5) * CELLS as f32).floor().max(0.0) as usize).min(CELLS - 1)
-    }
-
-    /// The surface's height at `(x, z)` and the up part of its normal there.
-    fn at(&self, x: f32, z: f32) -> Option<(f32, f32)> {
-        if x.abs() > SIZE / 2.0 || z.abs() > SIZE / 2.0 {
-            return None;
-        }
-        self.cells[Self::cell(z) * CELLS + Self::cell(x)].iter().find_map(|&k| {
-            let [a, b, c] = self.tris[k as usize];
-            // Barycentric coordinates in the xz plane.
-            let (v0, v1, v2) = (b - a, c - a, Vec3::new(x, 0.0, z) - a);
-            let d = v0.x * v1.z - v1.x * v0.z;
-            let u = (v2.x * v1.z - v1.x * v2.z) / d;
-            let v = (v0.x * v2.z - v2.x * v0.z) / d;
-            let e = -1e-5;
-            (u >= e && v >= e && u + v <= 1.0 - e).then(|| {
-                let n = v0.cross(v1).normalize();
-                (a.y + u * v0.y + v * v1.y, n.y.abs())
-            })
-        })
-    }
-}
-
 struct Body {
     mesh: Arc<RtcdMesh>,
     handle: RigidBodyHandle,
@@ -193,10 +145,10 @@ fn run(kind: Ground, gpu: bool, levels: bool) -> Outcome {
     let mut w = World::ours(driver);
     let (collider, tris) = ground(kind);
     let level = w.colliders.insert(collider);
-    let surface = tris.map(Surface::new);
+    let surface = tris.map(|t| Surface::new(t, CELLS, SIZE / 2.0));
     let surface_height = |x: f32, z: f32| surface.as_ref().map_or(Some((0.0, 1.0)), |s| s.at(x, z));
     let surface_mesh: Option<Vec<Vec3>> =
-        surface.as_ref().map(|s| s.tris.iter().flatten().copied().collect());
+        surface.as_ref().map(|s| s.triangles().iter().flatten().copied().collect());
 
     let bodies: Vec<Body> = meshes
         .iter()
