@@ -19,7 +19,6 @@ use common::{World, rtcd_shape};
 use glam::{Quat, Vec3};
 use rapier3d::prelude::*;
 use rtcd::{RtcdMesh, RtcdParams, shapes};
-use rtcd_rapier::RtcdDriver;
 use rtcd_scenes::{
     Everyday,
     measure::{PlacedMesh, measure_pair},
@@ -116,15 +115,7 @@ struct End {
 fn run(parts: &[Part], gpu: bool, edge_rays: bool) -> End {
     let refs: Vec<&RtcdMesh> = parts.iter().map(|p| &*p.mesh).collect();
     let params = RtcdParams { edge_rays, ..RtcdParams::from_meshes(&refs) };
-    let driver = if gpu {
-        let d = rtcd_wgpu::create_device(&rtcd_wgpu::DeviceOptions::default()).unwrap_or_else(|e| {
-            panic!("no GPU device (install Mesa's lavapipe: scripts/install-deps.sh): {e}")
-        });
-        let backend = rtcd_wgpu::GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
-        RtcdDriver::with_backend(Box::new(backend)).unwrap()
-    } else {
-        RtcdDriver::new(params).unwrap()
-    };
+    let driver = common::driver(params, gpu);
     let mut w = World::ours(driver);
     w.add_ground(Vector::new(10.0, 0.5, 10.0), 0.0);
     let handles: Vec<RigidBodyHandle> = parts

@@ -15,7 +15,6 @@ use common::World;
 use glam::{Quat, Vec3};
 use rapier3d::prelude::*;
 use rtcd::{RtcdMesh, RtcdParams, shapes};
-use rtcd_rapier::RtcdDriver;
 use rtcd_scenes::measure::{PlacedMesh, measure_pair};
 
 /// Ticks simulated: 8 s at 60 Hz; the rest is judged over the last second.
@@ -92,15 +91,7 @@ struct Rest {
 
 fn drop_on_ground(mesh: &Arc<RtcdMesh>, gpu: bool) -> Rest {
     let params = RtcdParams::from_meshes(&[mesh]);
-    let driver = if gpu {
-        let d = rtcd_wgpu::create_device(&rtcd_wgpu::DeviceOptions::default()).unwrap_or_else(|e| {
-            panic!("no GPU device (install Mesa's lavapipe: scripts/install-deps.sh): {e}")
-        });
-        let backend = rtcd_wgpu::GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
-        RtcdDriver::with_backend(Box::new(backend)).unwrap()
-    } else {
-        RtcdDriver::new(params).unwrap()
-    };
+    let driver = common::driver(params, gpu);
     let mut w = World::ours(driver);
     w.add_ground(GROUND, 0.0);
     // Bottom down, tilted: it lands on the solids glued below.

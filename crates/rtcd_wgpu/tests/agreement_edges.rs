@@ -10,8 +10,6 @@
 
 mod common;
 
-use std::collections::HashMap;
-
 use glam::{Quat, Vec3};
 use rand::Rng;
 use rtcd::{FeatureId, NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, shapes};
@@ -19,14 +17,6 @@ use rtcd_wgpu::GpuNarrowPhase;
 
 fn mesh(name: &str, (v, i): shapes::MeshData) -> RtcdMesh {
     RtcdMesh::new(name, &v, &i).unwrap()
-}
-
-/// The edge contacts of a step's pair, by feature pair: depth.
-fn edge_contacts(cs: &[rtcd::ContactCandidate]) -> HashMap<(u64, u64), f32> {
-    cs.iter()
-        .filter(|c| matches!(c.fid1, FeatureId::Edge(_)) || matches!(c.fid2, FeatureId::Edge(_)))
-        .map(|c| ((c.fid1.packed(), c.fid2.packed()), -c.dist))
-        .collect()
 }
 
 #[test]
@@ -53,7 +43,7 @@ fn edge_contacts_agree_with_the_cpu() {
     let mut cpu = NarrowPhase::new(params).unwrap();
     let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
     let opts = StepOptions { keep_contacts: true, prediction_distance: 0.02, ..Default::default() };
-    let (mut features, mut agree, mut worst) = (0u64, 0u64, 0f64);
+    let mut agreement = common::FeatureAgreement::default();
     for tick in 0..60 {
         let t = tick as f32;
         let inputs: Vec<PairInput> = pairs
@@ -76,23 +66,13 @@ fn edge_contacts_agree_with_the_cpu() {
         assert!(gpu.adapter_name().contains(&d.info.name), "the GPU step ran on {}", gpu.adapter_name());
         assert_eq!(c.metrics.edge_contacts > 0, g.metrics.edge_contacts > 0, "tick {tick}");
         for (cp, gp) in c.pairs.iter().zip(&g.pairs) {
-            let (ce, ge) = (edge_contacts(&cp.contacts), edge_contacts(&gp.contacts));
-            let mut keys: Vec<_> = ce.keys().chain(ge.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
-                features += 1;
-                if let (Some(x), Some(y)) = (ce.get(k), ge.get(k)) {
-                    let rel = ((x - y).abs() / x.max(0.01)) as f64;
-                    worst = worst.max(rel);
-                    if rel <= 1e-5 {
-                        agree += 1;
-                    }
-                }
-            }
+            agreement.add(&cp.contacts, &gp.contacts, |c| {
+                matches!(c.fid1, FeatureId::Edge(_)) || matches!(c.fid2, FeatureId::Edge(_))
+            });
         }
     }
-    let share = agree as f64 / features.max(1) as f64;
+    let common::FeatureAgreement { features, worst, .. } = agreement;
+    let share = agreement.share();
     println!(
         "edge contacts: {features} features over 60 ticks, {:.3} % agree, worst depth {worst:.2e}",
         100.0 * share

@@ -10,8 +10,6 @@
 
 mod common;
 
-use std::collections::HashMap;
-
 use glam::{Quat, Vec3};
 use rand::Rng;
 use rtcd::{LevelMesh, NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, shapes};
@@ -40,11 +38,6 @@ fn terrain(n: u32, size: f32) -> (Vec<Vec3>, Vec<u32>) {
     (p, idx)
 }
 
-/// A step's contacts of a pair, by feature pair: depth.
-fn contacts(cs: &[rtcd::ContactCandidate]) -> HashMap<(u64, u64), f32> {
-    cs.iter().map(|c| ((c.fid1.packed(), c.fid2.packed()), -c.dist)).collect()
-}
-
 #[test]
 fn body_chunk_pairs_agree_with_the_cpu() {
     let d = common::device();
@@ -71,7 +64,7 @@ fn body_chunk_pairs_agree_with_the_cpu() {
     let mut cpu = NarrowPhase::new(params).unwrap();
     let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
     let opts = StepOptions { keep_contacts: true, prediction_distance: 0.02, ..Default::default() };
-    let (mut features, mut agree, mut worst, mut pairs_traced) = (0u64, 0u64, 0f64, 0usize);
+    let (mut agreement, mut pairs_traced) = (common::FeatureAgreement::default(), 0usize);
     let mut chunks = Vec::new();
     for tick in 0..40 {
         let t = tick as f32;
@@ -98,23 +91,11 @@ fn body_chunk_pairs_agree_with_the_cpu() {
         let g = gpu.step(&inputs, &opts).unwrap();
         assert!(gpu.adapter_name().contains(&d.info.name), "the GPU step ran on {}", gpu.adapter_name());
         for (cp, gp) in c.pairs.iter().zip(&g.pairs) {
-            let (cc, gc) = (contacts(&cp.contacts), contacts(&gp.contacts));
-            let mut keys: Vec<_> = cc.keys().chain(gc.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
-                features += 1;
-                if let (Some(x), Some(y)) = (cc.get(k), gc.get(k)) {
-                    let rel = ((x - y).abs() / x.abs().max(0.01)) as f64;
-                    worst = worst.max(rel);
-                    if rel <= 1e-5 {
-                        agree += 1;
-                    }
-                }
-            }
+            agreement.add(&cp.contacts, &gp.contacts, |_| true);
         }
     }
-    let share = agree as f64 / features.max(1) as f64;
+    let common::FeatureAgreement { features, worst, .. } = agreement;
+    let share = agreement.share();
     println!(
         "body-chunk pairs: {pairs_traced} pair-ticks, {features} contact features, {:.3} % agree, worst depth {worst:.2e}",
         100.0 * share

@@ -173,3 +173,17 @@ pub fn interpenetration(a: &RtcdMesh, pose_a: &Pose, b: &RtcdMesh, pose_b: &Pose
     };
     depth(a, pose_a, &tb, pose_b).max(depth(b, pose_b, &ta, pose_a))
 }
+
+/// A driver on the CPU backend, or on the GPU one (whatever adapter the machine has: lavapipe in CI;
+/// panics without one, so a GPU test never runs on the CPU instead).
+pub fn driver(params: rtcd::RtcdParams, gpu: bool) -> RtcdDriver {
+    if gpu {
+        let d = rtcd_wgpu::create_device(&rtcd_wgpu::DeviceOptions::default()).unwrap_or_else(|e| {
+            panic!("no GPU device (install Mesa's lavapipe: scripts/install-deps.sh): {e}")
+        });
+        let backend = rtcd_wgpu::GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+        RtcdDriver::with_backend(Box::new(backend)).unwrap()
+    } else {
+        RtcdDriver::new(params).unwrap()
+    }
+}

@@ -116,3 +116,46 @@ pub fn worst_relative_depth(cpu: &[rtcd::ContactCandidate], gpu: &[rtcd::Contact
         .filter_map(|(k, dc)| gd.get(&k).map(|dg| (dc - dg).abs() as f64 / dc.abs().max(1e-2) as f64))
         .fold(0.0, f64::max)
 }
+
+/// Contact features of both backends compared one by one: each feature pair either backend found
+/// counts once, and agrees when both found it with depths within 1e-5 relative
+/// (1e-5 · max(|depth|, 0.01)).
+#[derive(Default)]
+pub struct FeatureAgreement {
+    pub features: u64,
+    pub agree: u64,
+    pub worst: f64,
+}
+
+impl FeatureAgreement {
+    /// Adds one pair-step's contacts, those that `keep` selects.
+    pub fn add(
+        &mut self,
+        cpu: &[rtcd::ContactCandidate],
+        gpu: &[rtcd::ContactCandidate],
+        keep: impl Fn(&rtcd::ContactCandidate) -> bool,
+    ) {
+        let depths = |cs: &[rtcd::ContactCandidate]| -> HashMap<(u64, u64), f32> {
+            cs.iter().filter(|c| keep(c)).map(|c| ((c.fid1.packed(), c.fid2.packed()), -c.dist)).collect()
+        };
+        let (c, g) = (depths(cpu), depths(gpu));
+        let mut keys: Vec<_> = c.keys().chain(g.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            self.features += 1;
+            if let (Some(x), Some(y)) = (c.get(k), g.get(k)) {
+                let rel = ((x - y).abs() / x.abs().max(0.01)) as f64;
+                self.worst = self.worst.max(rel);
+                if rel <= 1e-5 {
+                    self.agree += 1;
+                }
+            }
+        }
+    }
+
+    /// The share of features that agree.
+    pub fn share(&self) -> f64 {
+        self.agree as f64 / self.features.max(1) as f64
+    }
+}
