@@ -75,6 +75,18 @@ impl CacheKey {
     pub fn level(mesh: u64, level: crate::level::LevelKey, chunk: u32) -> Self {
         Self { a: mesh, b: Partner::Level { level, chunk } }
     }
+
+    /// For the key of a level chunk, the key of the mesh and the whole level (chunk `u32::MAX`,
+    /// the key of Rapier's pair): a miss on any chunk is noted under it too
+    /// ([`ContactCache::note_update`]).
+    pub(crate) fn whole_level(&self) -> Option<Self> {
+        match self.b {
+            Partner::Level { level, chunk } if chunk != u32::MAX => {
+                Some(Self { a: self.a, b: Partner::Level { level, chunk: u32::MAX } })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// One pair's results from the batch, in the key's order (shape 1 = `CacheKey::a`).
@@ -540,9 +552,14 @@ impl ContactCache {
         self.inner.tracking.load(Ordering::Relaxed)
     }
 
-    /// Notes a call of the dispatcher for `key`, which has no cached result.
+    /// Notes a call of the dispatcher for `key`, which has no cached result; for a level chunk,
+    /// under the whole level's key as well ([`CacheKey::whole_level`]).
     pub(crate) fn note_update(&self, key: CacheKey) {
-        self.inner.updated.lock().unwrap_or_else(|e| e.into_inner()).insert(key);
+        let mut updated = self.inner.updated.lock().unwrap_or_else(|e| e.into_inner());
+        updated.insert(key);
+        if let Some(whole) = key.whole_level() {
+            updated.insert(whole);
+        }
     }
 
     /// Moves into `into` (cleared first) the keys the dispatcher was called for since the last call

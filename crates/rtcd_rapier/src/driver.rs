@@ -98,8 +98,11 @@ pub struct BatchPair {
     pose2: Pose,
     /// Both contact skins.
     skins: f32,
-    /// Shape 2 is a chunk of a level shape: never held, never mirrored (Rapier's pair is the
-    /// mesh's and the whole level collider's, and updates all its chunks at once).
+    /// The key of Rapier's pair: [`BatchPair::key`], except for a level chunk's pair.
+    rapier_key: PairKey,
+    /// Shape 2 is a chunk of a level shape. Rapier's pair is the mesh's and the whole level
+    /// collider's: it holds or updates all the chunks' pairs at once, which come one after the
+    /// other in the batch, the first with the pair's mirror.
     level: bool,
     cache_key: CacheKey,
     /// The pair's place in the batch's order ([`pair_order`]).
@@ -305,6 +308,7 @@ struct MirrorEntry {
 /// A pair of the last published batch, for the mirror's update at the next one.
 #[derive(Clone, Copy, Debug)]
 struct Published {
+    /// Rapier's pair ([`BatchPair::rapier_key`]).
     key: PairKey,
     cache_key: CacheKey,
     order: u64,
@@ -689,33 +693,7 @@ impl RtcdDriver {
             let pair_prediction = base + e1.skin + e2.skin;
             batch_prediction = batch_prediction.max(pair_prediction);
             let order = pair_order(e1.handle, e2.handle);
-            if let Some((level_key, level)) = &e2.level {
-                // The chunks within the body's broad-phase box, in the level's frame.
-                let body = if std::ptr::eq(e1, &self.entries[i as usize]) { i } else { j };
-                let query = self.boxes[body as usize]
-                    .transformed(&to_rtcd(&e2.pose).inverse())
-                    .extended(grow_of(&e2.mesh) + e2.skin);
-                chunks.clear();
-                level.chunks_overlapping(&query, &mut chunks);
-                let pos12 = e1.pose.inv_mul(&e2.pose);
-                let id1 = e1.instance.unwrap_or_default();
-                pairs.extend(chunks.iter().map(|&c| BatchPair {
-                    key: PairKey::new(e1.key, chunk_key(e2.key, c)),
-                    mesh1: e1.mesh.clone(),
-                    mesh2: level.chunks()[c as usize].clone(),
-                    pose1: e1.pose,
-                    pos12,
-                    prediction: pair_prediction,
-                    hold: false,
-                    pose2: e2.pose,
-                    skins: e1.skin + e2.skin,
-                    level: true,
-                    cache_key: CacheKey::level(id1, *level_key, c),
-                    order,
-                    mirror: None,
-                }));
-                continue;
-            }
+            // Rapier's pair (for a level, the body's and the whole level collider's).
             let key = PairKey::new(e1.key, e2.key);
             // The pair's mirror: both lists are in pair order; the mirrors of pairs that left the
             // batch are passed over (Rapier may have dropped them, and their reference with them).
@@ -742,8 +720,24 @@ impl RtcdDriver {
             if hold {
                 held_points += mirror.map_or(0, |m| m.points as usize);
             }
+            // A level's pair is traced (or held) as the pairs of the body and the level's chunks
+            // within the body's broad-phase box, in the level's frame. Rapier holds or updates
+            // them all at once: one mirror, carried by the first.
+            chunks.clear();
+            if let Some((_, level)) = &e2.level {
+                let body = if std::ptr::eq(e1, &self.entries[i as usize]) { i } else { j };
+                let query = self.boxes[body as usize]
+                    .transformed(&to_rtcd(&e2.pose).inverse())
+                    .extended(grow_of(&e2.mesh) + e2.skin);
+                level.chunks_overlapping(&query, &mut chunks);
+            }
             if hold && by_key {
-                held_keys.push(key);
+                match &e2.level {
+                    Some(_) => {
+                        held_keys.extend(chunks.iter().map(|&c| PairKey::new(e1.key, chunk_key(e2.key, c))))
+                    }
+                    None => held_keys.push(key),
+                }
                 // A held pair's mirror stays where it is (with what `rapier_update` learnt), for the
                 // mirrors' update to carry over.
                 if let Some(m) = mirror {
@@ -752,7 +746,7 @@ impl RtcdDriver {
                 held.push(HeldPair { key, cache_key, order, mirrored: mirror.is_some() });
                 continue;
             }
-            pairs.push(BatchPair {
+            let pair = BatchPair {
                 key,
                 mesh1: e1.mesh.clone(),
                 mesh2: e2.mesh.clone(),
@@ -762,11 +756,26 @@ impl RtcdDriver {
                 hold,
                 pose2: e2.pose,
                 skins: e1.skin + e2.skin,
+                rapier_key: key,
                 level: false,
                 cache_key,
                 order,
                 mirror,
-            });
+            };
+            match &e2.level {
+                Some((level_key, level)) => {
+                    let id1 = e1.instance.unwrap_or_default();
+                    pairs.extend(chunks.iter().enumerate().map(|(n, &c)| BatchPair {
+                        key: PairKey::new(e1.key, chunk_key(e2.key, c)),
+                        mesh2: level.chunks()[c as usize].clone(),
+                        level: true,
+                        cache_key: CacheKey::level(id1, *level_key, c),
+                        mirror: if n == 0 { mirror } else { None },
+                        ..pair.clone()
+                    }));
+                }
+                None => pairs.push(pair),
+            }
         }
         // Kept for the held pairs' mirrors (see `update_mirrors`).
         self.mirrors = old_mirrors;
@@ -818,35 +827,60 @@ impl RtcdDriver {
                 }
             }
         };
-        for p in self.published.drain(..) {
+        let published = std::mem::take(&mut self.published);
+        let mut rest = &published[..];
+        while let Some(p) = rest.first() {
+            // A level's pair comes as the pairs of its chunks, one after the other.
+            let n = if p.level {
+                rest.iter().take_while(|q| q.level && q.order == p.order && q.key == p.key).count()
+            } else {
+                1
+            };
+            let (group, tail) = rest.split_at(n);
+            rest = tail;
             while let Some(h) = held.next_if(|h| h.order < p.order) {
                 keep_held(h, &mut mirrors);
             }
             // What the dispatcher did with the pair: from the cache's flags if it was published
-            // there (in the same order), else from the keys it had nothing cached for.
-            let f = if p.cached {
-                next_flag += 1;
-                flags.get(next_flag - 1).copied().unwrap_or(UPDATED)
-            } else if updated.contains(&p.cache_key) {
-                UPDATED
-            } else {
-                0
-            };
-            let (was_updated, used) = (f & UPDATED != 0, f & USED != 0);
+            // there (in the same order), else from the keys it had nothing cached for. Rapier's
+            // pair of a level was updated if any chunk's was, and with the batch's results if
+            // every chunk it looked up had them (a chunk missed is noted under the whole level's
+            // key too).
+            let (mut was_updated, mut used, mut swapped) = (false, true, false);
+            for q in group {
+                let f = if q.cached {
+                    next_flag += 1;
+                    flags.get(next_flag - 1).copied().unwrap_or(UPDATED)
+                } else if updated.contains(&q.cache_key) {
+                    UPDATED
+                } else {
+                    0
+                };
+                if f & UPDATED != 0 {
+                    was_updated = true;
+                    used &= f & USED != 0;
+                    swapped |= f & SWAPPED != 0;
+                }
+            }
+            if p.level && p.cache_key.whole_level().is_some_and(|k| updated.contains(&k)) {
+                (was_updated, used) = (true, false);
+            }
             let mirror = match was_updated.then_some(used) {
                 None => p.mirror,
                 // Updated with the batch's results: at the batch's poses. Rapier called the dispatcher
                 // in its collider order (the cache key's is the batch's); results with a point within
                 // the prediction mean active solver contacts (see `rapier_update`): with them, what
-                // the batch would read of Rapier's pair is known.
-                Some(used) if used && !p.hold && !p.level => {
+                // the batch would read of Rapier's pair is known. The chunks' keys do not tell
+                // Rapier's collider order: for a level it is read from Rapier's pair when needed.
+                Some(used) if used && !p.hold => {
+                    let active = group.iter().any(|q| q.active);
                     let rapier =
-                        p.active.then_some(RapierPair { same_order: f & SWAPPED == 0, active: true });
+                        (active && !p.level).then_some(RapierPair { same_order: !swapped, active: true });
                     Some(Mirror {
                         pose1: p.pose1,
                         pose2: p.pose2,
-                        active: p.active,
-                        points: p.points,
+                        active,
+                        points: group.iter().map(|q| q.points).sum(),
                         rapier,
                     })
                 }
@@ -856,6 +890,8 @@ impl RtcdDriver {
                 mirrors.push(MirrorEntry { order: p.order, key: p.key, mirror });
             }
         }
+        self.published = published;
+        self.published.clear();
         for h in held {
             keep_held(h, &mut mirrors);
         }
@@ -910,7 +946,7 @@ impl RtcdDriver {
             self.published_held = batch.held.clone();
             self.published.extend(batch.pairs.iter().zip(&manifolds).map(|(p, m)| {
                 Published {
-                    key: p.key,
+                    key: p.rapier_key,
                     cache_key: p.cache_key,
                     order: p.order,
                     pose1: p.pose1,

@@ -290,28 +290,81 @@ fn backend_errors_switch_to_the_cpu_for_good() {
     assert!(lowest_vertex(&mesh, &w.pose(body)) > -0.01);
 }
 
+/// The grounds a resting blob is held on: a cuboid, a flat triangle-mesh floor and a flat
+/// heightfield, both 10 m wide with 64 x 64 cells (level geometry: the blob meets several chunks).
+#[derive(Clone, Copy, Debug)]
+enum Floor {
+    Cuboid,
+    TriMesh,
+    HeightField,
+}
+
+fn add_floor(w: &mut World, floor: Floor) {
+    const CELLS: usize = 64;
+    let at = |k: usize| 10.0 * (k as f32 / CELLS as f32 - 0.5);
+    match floor {
+        Floor::Cuboid => {
+            w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
+        }
+        Floor::TriMesh => {
+            let n = CELLS + 1;
+            let points = (0..n * n).map(|k| Vector::new(at(k % n), 0.0, at(k / n))).collect();
+            let mut tris = Vec::new();
+            for z in 0..CELLS {
+                for x in 0..CELLS {
+                    let v = (z * n + x) as u32;
+                    let n = n as u32;
+                    // Counter-clockwise seen from above: solid below.
+                    tris.push([v, v + n, v + 1]);
+                    tris.push([v + 1, v + n, v + n + 1]);
+                }
+            }
+            w.colliders.insert(ColliderBuilder::trimesh(points, tris).unwrap());
+        }
+        Floor::HeightField => {
+            let field = HeightField::new(
+                rapier3d::parry::utils::Array2::new(
+                    CELLS + 1,
+                    CELLS + 1,
+                    vec![0.0; (CELLS + 1) * (CELLS + 1)],
+                ),
+                Vector::new(10.0, 1.0, 10.0),
+            );
+            w.colliders.insert(ColliderBuilder::new(SharedShape::new(field)));
+        }
+    }
+}
+
 /// With Rapier's contact recycling on, the batch holds the pair Rapier recycles (a blob resting
-/// on the ground) and traces it again, with no miss, once it is moved past the recycling bound.
+/// on the ground: a cuboid, or level geometry, whose chunks' pairs are held together) and traces
+/// it again, with no miss, once it is moved past the recycling bound.
 #[test]
 fn recycled_pairs_are_held_and_moved_ones_traced() {
+    for floor in [Floor::Cuboid, Floor::TriMesh, Floor::HeightField] {
+        held_and_traced(floor);
+    }
+}
+
+fn held_and_traced(floor: Floor) {
     let mesh = asset("blob_900");
     let mut w = World::ours(driver());
     w.params.contact_recycling = true;
-    w.add_ground(Vector::new(5.0, 0.5, 5.0), 0.0);
+    add_floor(&mut w, floor);
     let body =
         w.bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 0.8, 0.0)).can_sleep(false));
     let blob = w.colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut w.bodies);
-    let (mut held, mut misses, mut held_points) = (0, 0, 0);
+    let (mut held, mut misses, mut held_points, mut traced, mut wasted) = (0, 0, 0, 0, 0);
     // The blob rocks for about 2.5 s before it settles.
     for tick in 0..300 {
         w.step();
         let m = w.driver.as_ref().unwrap().metrics();
         held += m.narrow_phase.held_pairs;
+        traced += m.narrow_phase.pairs;
         misses += m.cache.misses;
         held_points += m.held_points;
         assert_eq!(
             m.held_pairs, m.narrow_phase.held_pairs,
-            "tick {tick}: the CPU backend traced no held pair"
+            "{floor:?} tick {tick}: the CPU backend traced no held pair"
         );
         // The points handed over this tick and those Rapier kept for the recycled pair are the
         // points Rapier holds.
@@ -321,19 +374,28 @@ fn recycled_pairs_are_held_and_moved_ones_traced() {
             .flat_map(|cp| &cp.manifolds)
             .map(|m| m.points.len())
             .sum();
-        assert_eq!(m.manifold_points + m.held_points, rapier, "tick {tick}");
+        // A level's pair may be traced at a step Rapier recycles it (its drift bound for the
+        // level's extent is not known to the batch): wasted work, counted, never a held pair that
+        // Rapier updates (no miss).
+        let called = m.cache.hits + m.cache.misses + m.cache.separated + m.cache.refreshed > 0;
+        if called || m.narrow_phase.pairs == 0 || matches!(floor, Floor::Cuboid) {
+            assert_eq!(m.manifold_points + m.held_points, rapier, "{floor:?} tick {tick}");
+        } else {
+            wasted += 1;
+        }
         if m.narrow_phase.held_pairs == 0 {
-            assert_eq!(m.held_points, 0, "tick {tick}");
+            assert_eq!(m.held_points, 0, "{floor:?} tick {tick}");
         }
     }
-    assert!(held_points > 0);
+    assert!(held_points > 0, "{floor:?}");
     let lowest = lowest_vertex(&mesh, &w.pose(body));
     println!(
-        "resting blob with contact recycling: held in {held} of 300 ticks, {misses} misses, lowest vertex {lowest}"
+        "resting blob on {floor:?} with contact recycling: {held} pairs held and {traced} traced in 300 \
+         ticks, traced at {wasted} ticks Rapier recycled, {misses} misses, lowest vertex {lowest}"
     );
-    assert!(held > 60, "held in {held} ticks");
-    assert_eq!(misses, 0);
-    assert!(lowest > -0.02 && lowest < 0.02, "the blob rests at {lowest}");
+    assert!(held > 60, "{floor:?}: {held} pairs held");
+    assert_eq!(misses, 0, "{floor:?}");
+    assert!(lowest > -0.02 && lowest < 0.02, "{floor:?}: the blob rests at {lowest}");
 
     // Lifted by 0.3 m (beyond Rapier's 5 cm bound): traced again, served from the batch.
     let mut rb = w.bodies[body].clone();
@@ -341,9 +403,9 @@ fn recycled_pairs_are_held_and_moved_ones_traced() {
     w.bodies[body] = rb;
     w.step();
     let m = w.driver.as_ref().unwrap().metrics();
-    assert_eq!(m.narrow_phase.held_pairs, 0);
-    assert_eq!(m.cache.misses, 0);
-    assert_eq!(m.cache.hits, 1);
+    assert_eq!(m.narrow_phase.held_pairs, 0, "{floor:?}");
+    assert_eq!(m.cache.misses, 0, "{floor:?}");
+    assert!(m.cache.hits >= 1, "{floor:?}");
 }
 
 /// The cache's flags say which published pairs Rapier updated, whether it used their results, and
