@@ -79,6 +79,16 @@ impl Direction<'_> {
         candidate_region(self.from, self.to, &self.from_to, distance_extension)
     }
 
+    /// See [`vertex_candidate_region`].
+    pub fn vertex_candidate_region(&self, params: &RtcdParams) -> Aabb {
+        vertex_candidate_region(self.from, self.to, &self.from_to, params)
+    }
+
+    /// See [`solid_reach`].
+    pub fn solid_reach(&self, params: &RtcdParams) -> Option<f32> {
+        solid_reach(self.from, self.to, params)
+    }
+
     /// The inward ray of vertex `v`, in `to`'s frame.
     #[inline]
     pub fn ray(&self, v: u32) -> Ray {
@@ -94,6 +104,57 @@ impl Direction<'_> {
 pub fn candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, distance_extension: f32) -> Aabb {
     let to_in_from = to.aabb().transformed(&from_to.inverse());
     from.aabb().intersection(to_in_from).extended(distance_extension)
+}
+
+/// How far a vertex ray of `from` may travel into `to` and still count a back-face hit as a contact
+/// when `to` is [solid behind](RtcdMesh::solid_behind) (a level chunk): `from`'s bounding-box
+/// diagonal plus the pair's `culling_dist`. `None` for any other `to`.
+///
+/// Hermann 2008, Alg. 1 counts a hit on the other mesh's back face only before the ray leaves its
+/// own body (its exit distance), which tells a vertex inside the other body from one whose ray
+/// merely passes through it. Behind a solid-behind surface a point is inside the solid whatever its
+/// own body's thickness, so there the limit is the larger of the exit distance and this reach
+/// ([`ray_limit`]): a thin plate or a small pebble that sank deeper than its thickness under a
+/// terrain still gets contacts from its own vertices, whose rays leave it before they reach the
+/// surface (the terrain's vertices rarely land inside such a body). The reach is local, a body's
+/// own size: a far back face (an overhang above a cave) does not count. A ray that leaves the body,
+/// enters the ground through another chunk and comes back out through this one within the reach
+/// counts too (a narrow ridge under a body); the chunk cannot tell.
+pub fn solid_reach(from: &RtcdMesh, to: &RtcdMesh, params: &RtcdParams) -> Option<f32> {
+    to.solid_behind().then(|| from.aabb().extents().length() + params.culling_dist)
+}
+
+/// The ray length within which a back-face hit is a contact: the vertex's exit distance `exit`, or
+/// the larger of it and `reach` into a solid-behind mesh ([`solid_reach`]). Both backends use it.
+#[inline]
+pub fn ray_limit(exit: f32, reach: Option<f32>) -> f32 {
+    match reach {
+        Some(r) => exit.max(r),
+        None => exit,
+    }
+}
+
+/// The candidate region of the vertex rays of `from` into `to` ([`candidate_region`] with
+/// [`RtcdParams::candidate_extension`]); into a solid-behind `to`, with `to`'s box grown behind its
+/// surface by [`solid_reach`] ([`RtcdMesh::behind_box`]), since a vertex that far under the
+/// surface can still be in contact. Both backends pick their vertex candidates with it; the edge
+/// rays keep [`candidate_region`].
+pub fn vertex_candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, params: &RtcdParams) -> Aabb {
+    let extension = params.candidate_extension();
+    match solid_reach(from, to, params) {
+        Some(reach) => {
+            let to_in_from = to.behind_box(reach).transformed(&from_to.inverse());
+            from.aabb().intersection(to_in_from).extended(extension)
+        }
+        None => candidate_region(from, to, from_to, extension),
+    }
+}
+
+/// How much farther than [`ray_reach`] a pair's vertex rays find contacts: the larger
+/// [`solid_reach`] of its two directions, 0 when neither mesh is solid behind.
+pub fn pair_solid_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, params: &RtcdParams) -> f32 {
+    let reach = |from, to| solid_reach(from, to, params).unwrap_or(0.0);
+    reach(mesh1, mesh2).max(reach(mesh2, mesh1))
 }
 
 /// IRTCD 2013 Eq. 2: an upper bound on how far any point of either body moved relative to the other
@@ -353,6 +414,11 @@ pub fn separation_for_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, pa
 /// [`needs_standard_trace`] and [`separation_before_trace`] decide alike for any value up to the
 /// reach: the same steps are traced. In a settling pile most descents that end within the reach
 /// end at the witness, so one box test replaces a descent of a few dozen visits.
+///
+/// With a [solid-behind](RtcdMesh::solid_behind) mesh in the pair (a level chunk), whose contacts
+/// are found as far as [`pair_solid_reach`] behind its surface, the bound is the distance to that
+/// reach around the surface: the descent's bound less the solid reach (at least 0), the descent
+/// settling the same question about a reach grown by as much.
 pub fn separation_for_reach_from(
     mesh1: &RtcdMesh,
     mesh2: &RtcdMesh,
@@ -360,9 +426,10 @@ pub fn separation_for_reach_from(
     params: &RtcdParams,
     witness: &mut [u32; 2],
 ) -> f32 {
-    let g = bvh_gap_within(mesh1.bvh(), mesh2.bvh(), pos12, ray_reach(params), witness);
+    let solid = pair_solid_reach(mesh1, mesh2, params);
+    let g = bvh_gap_within(mesh1.bvh(), mesh2.bvh(), pos12, ray_reach(params) + solid, witness);
     // An empty mesh has no hierarchy: no bound.
-    if g.is_finite() { g } else { 0.0 }
+    if g.is_finite() { (g - solid).max(0.0) } else { 0.0 }
 }
 
 /// The separation bound a standard step of `input` computes before tracing: for a pair of the
@@ -663,12 +730,13 @@ fn standard_direction(
     records: &mut Vec<RayRecord>,
 ) {
     records.clear();
-    let region = dir.candidate_region(params.candidate_extension());
+    let region = dir.vertex_candidate_region(params);
     if region.is_empty() {
         return;
     }
     let back = if params.prediction { params.culling_dist } else { 0.0 };
     let exits = dir.from.exit_distances();
+    let solid = dir.solid_reach(params);
     let reach_box = reach_box(dir.to, params);
     let cuboid = dir.to.cuboid_half_extents();
     for (v, p) in dir.from.positions().iter().enumerate() {
@@ -688,10 +756,11 @@ fn standard_direction(
             records.extend(record);
             continue;
         }
-        let hits = params.tracer.trace_line(dir.to, &ray, back, exits[v as usize], NO_SKIP);
+        let hits = params.tracer.trace_line(dir.to, &ray, back, ray_limit(exits[v as usize], solid), NO_SKIP);
         match (hits.forward, hits.backward) {
             // Hermann Alg. 1: the first hit faces away from the ray (hit from inside the other body)
-            // and comes before the ray leaves its own body (`fwd` = exit distance).
+            // and comes before the ray leaves its own body (`fwd` = exit distance; into a
+            // solid-behind mesh, at least the solid reach: `ray_limit`).
             (Some(h), _) if h.from_inside => {
                 contacts.push(contact_of(dir, v, &ray, h.triangle, h.t, h.normal));
                 records.push(RayRecord { vertex: v, triangle: h.triangle, in_contact: true });
@@ -830,6 +899,7 @@ fn iterative_direction(
     contacts: &mut Vec<RayContact>,
 ) {
     let exits = dir.from.exit_distances();
+    let solid = dir.solid_reach(params);
     let mut kept = 0;
     for k in 0..records.len() {
         let r = records[k];
@@ -853,7 +923,7 @@ fn iterative_direction(
         let w = walk(dir.to, &ray, r.triangle, params.max_it);
         metrics.walk_steps += w.steps as u64;
         match w.outcome {
-            WalkOutcome::Hit(h) if h.from_inside && h.t <= exits[r.vertex as usize] => {
+            WalkOutcome::Hit(h) if h.from_inside && h.t <= ray_limit(exits[r.vertex as usize], solid) => {
                 metrics.iterative_hits += 1;
                 contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
                 records[kept] = RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: true };

@@ -10,11 +10,20 @@
 //! not with the level.
 //!
 //! **Outward side.** A level surface need not be closed: its triangles' winding says which side is
-//! outside (counter-clockwise seen from outside, as for any mesh). A vertex of a body is in contact
-//! when its inward ray meets the surface from behind (from the inside), as with a closed mesh, so a
-//! terrain is "solid below" as far as the body's own rays reach (Hermann's exit-distance test). The
+//! outside (counter-clockwise seen from outside, as for any mesh), and the other side is solid
+//! ([`RtcdMesh::solid_behind`]): a terrain wound counter-clockwise from above is solid below. A
+//! vertex of a body is in contact when its inward ray meets the surface from behind (from the
+//! inside), as with a closed mesh; but where Hermann's exit-distance test ends the ray where it
+//! leaves its own body, a ray into a chunk reaches as far as the body's own size
+//! ([`crate::detect::solid_reach`]): under a terrain a point is inside the solid however thin its
+//! body is, so a 1 cm plate or a pebble that sank deeper than its thickness keeps its contacts. The
 //! chunks of an open level are open meshes: their vertices' inward rays are bounded by the chunk's
 //! diagonal ([`RtcdMesh::exit_distances`]).
+//!
+//! **Reach behind.** A chunk is looked up ([`LevelMesh::chunks_overlapping`]), and its vertex
+//! candidates are taken ([`crate::detect::vertex_candidate_region`]), with its box grown behind the
+//! surface ([`RtcdMesh::behind_box`]): a body sunk under a flat terrain is below the chunk's flat
+//! box, yet paired with it.
 //!
 //! **Seams.** The whole surface is validated and repaired once ([`RtcdMesh::new`]'s steps), so the
 //! winding is consistent across chunks; then each triangle goes to exactly one chunk. The edges
@@ -49,6 +58,9 @@ pub struct LevelMesh {
     triangles: usize,
     report: MeshReport,
     feature_bits: u32,
+    /// The largest growth of any chunk's [`RtcdMesh::behind_box`] per length, toward the minimum
+    /// and the maximum corner: the hierarchy's node boxes grow by it.
+    behind: (Vec3, Vec3),
 }
 
 impl LevelMesh {
@@ -152,6 +164,7 @@ impl LevelMesh {
                 None,
             );
             mesh.drop_seam_edges(&seams);
+            mesh.set_solid_behind();
             chunks.push(Arc::new(mesh));
         }
 
@@ -164,7 +177,11 @@ impl LevelMesh {
             .max()
             .unwrap_or(0);
         let feature_bits = usize::BITS - most.leading_zeros();
-        Ok(Self { name, chunks, tree, order, aabb, triangles: triangles.len(), report, feature_bits })
+        let behind = chunks
+            .iter()
+            .filter_map(|c| c.behind)
+            .fold((Vec3::ZERO, Vec3::ZERO), |(a, b), (c, d)| (a.max(c), b.max(d)));
+        Ok(Self { name, chunks, tree, order, aabb, triangles: triangles.len(), report, feature_bits, behind })
     }
 
     /// The name given at construction.
@@ -198,15 +215,31 @@ impl LevelMesh {
         &self.report
     }
 
-    /// Appends to `out` the chunks whose boxes overlap `query` (in the level's frame).
+    /// The box of the whole surface and of the points up to `reach` behind it
+    /// ([`RtcdMesh::behind_box`] of every chunk, joined).
+    pub fn behind_box(&self, reach: f32) -> Aabb {
+        if self.aabb.is_empty() {
+            return self.aabb;
+        }
+        Aabb { min: self.aabb.min - self.behind.0 * reach, max: self.aabb.max + self.behind.1 * reach }
+    }
+
+    /// Appends to `out` the chunks near `query` (a body's box, in the level's frame): those whose
+    /// box grown behind the surface by the query's diagonal ([`RtcdMesh::behind_box`]) overlaps it.
+    /// A body's rays into a chunk reach as far as its size ([`crate::detect::solid_reach`]), so a
+    /// body sunk under the surface (below a flat chunk's flat box) is still paired with the chunk
+    /// above it; a body beside or above the surface only with the chunks its box overlaps.
     pub fn chunks_overlapping(&self, query: &Aabb, out: &mut Vec<u32>) {
         if query.is_empty() {
             return;
         }
+        let reach = query.extents().length();
+        let (to_min, to_max) = (self.behind.0 * reach, self.behind.1 * reach);
         let mut i = 0;
         while let Some(node) = self.tree.get(i) {
             let b = node.aabb();
-            if b.intersection(*query).is_empty() {
+            let grown = Aabb { min: b.min - to_min, max: b.max + to_max };
+            if grown.intersection(*query).is_empty() {
                 i = node.miss as usize;
                 continue;
             }
@@ -214,7 +247,7 @@ impl LevelMesh {
                 Some((first, count)) => {
                     for k in first..first + count {
                         let c = self.order[k as usize];
-                        if !self.chunks[c as usize].aabb().intersection(*query).is_empty() {
+                        if !self.chunks[c as usize].behind_box(reach).intersection(*query).is_empty() {
                             out.push(c);
                         }
                     }
@@ -287,17 +320,44 @@ mod tests {
             assert!(c.triangle_normals().iter().all(|n| n.y > 0.0));
         }
         let mut found = Vec::new();
-        for k in 0..50 {
-            let c = Vec3::new((k as f32 * 7.3) % 40.0 - 20.0, 0.0, (k as f32 * 3.1) % 40.0 - 20.0);
+        // Around the surface, and under it (more than the query's size: nothing).
+        for (k, y) in (0..150).map(|k| (k, [0.0, -2.0, -8.0][k % 3])) {
+            let c = Vec3::new((k as f32 * 7.3) % 40.0 - 20.0, y, (k as f32 * 3.1) % 40.0 - 20.0);
             let q = Aabb::new(c - Vec3::splat(1.5), c + Vec3::splat(1.5));
             found.clear();
             level.chunks_overlapping(&q, &mut found);
             found.sort_unstable();
+            let reach = q.extents().length();
             let scan: Vec<u32> = (0..level.chunks().len() as u32)
-                .filter(|&c| !level.chunks()[c as usize].aabb().intersection(q).is_empty())
+                .filter(|&c| !level.chunks()[c as usize].behind_box(reach).intersection(q).is_empty())
                 .collect();
             assert_eq!(found, scan);
+            assert_eq!(found.is_empty(), y < -5.0, "{c}");
         }
+    }
+
+    /// Chunks are solid behind, other meshes are not; a flat chunk's box grows only downward.
+    #[test]
+    fn chunks_are_solid_below_and_their_boxes_grow_down() {
+        let flat: Vec<Vec3> =
+            [(-2.0, -2.0), (2.0, -2.0), (2.0, 2.0), (-2.0, 2.0)].map(|(x, z)| Vec3::new(x, 1.0, z)).to_vec();
+        let level = LevelMesh::new("flat", &flat, &[0, 3, 1, 1, 3, 2]).unwrap();
+        let chunk = &level.chunks()[0];
+        assert!(chunk.solid_behind());
+        let b = chunk.behind_box(0.5);
+        assert_eq!((b.min, b.max), (Vec3::new(-2.0, 0.5, -2.0), Vec3::new(2.0, 1.0, 2.0)));
+        assert_eq!(level.behind_box(0.5), b);
+        let ordinary = RtcdMesh::new("flat", &flat, &[0, 3, 1, 1, 3, 2]).unwrap();
+        assert!(!ordinary.solid_behind());
+        assert_eq!(ordinary.behind_box(0.5), ordinary.aabb());
+        // A 0.2 m box 0.3 m under the surface: paired; 1 m under it: not.
+        let mut found = Vec::new();
+        let under = |y: f32| Aabb::new(Vec3::new(0.0, y - 0.2, 0.0), Vec3::new(0.2, y, 0.2));
+        level.chunks_overlapping(&under(0.7), &mut found);
+        assert_eq!(found, [0]);
+        found.clear();
+        level.chunks_overlapping(&under(0.0), &mut found);
+        assert!(found.is_empty());
     }
 
     #[test]

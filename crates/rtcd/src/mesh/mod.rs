@@ -215,6 +215,10 @@ pub struct RtcdMesh {
     report: MeshReport,
     /// Half extents when the mesh is the box [`RtcdMesh::cuboid`] built.
     cuboid: Option<Vec3>,
+    /// For a mesh that is solid behind its back side ([`RtcdMesh::solid_behind`]): how far, per
+    /// length behind the surface, the points behind it reach past its box toward the box's
+    /// minimum and maximum corner ([`RtcdMesh::behind_box`]).
+    behind: Option<(Vec3, Vec3)>,
 }
 
 impl RtcdMesh {
@@ -318,6 +322,7 @@ impl RtcdMesh {
             volume,
             report,
             cuboid,
+            behind: None,
         };
         mesh.exit_distances = mesh.compute_exit_distances();
         mesh.length_scale = mesh.compute_length_scale();
@@ -467,4 +472,47 @@ impl RtcdMesh {
     pub fn cuboid_half_extents(&self) -> Option<Vec3> {
         self.cuboid
     }
+
+    /// Whether the mesh is a surface that is solid behind its back side as far as anything reaches:
+    /// a chunk of a [`LevelMesh`] (a terrain, "solid below" when wound counter-clockwise from
+    /// above), `false` for every other mesh.
+    ///
+    /// A vertex of another body whose inward ray meets such a mesh from behind is in contact when
+    /// the hit is within the body's own size of the vertex ([`crate::detect::solid_reach`]), not
+    /// only before the ray leaves its own body (Hermann 2008, Alg. 1's exit distance): below a
+    /// terrain a point is inside the solid whatever the thickness of the body it belongs to, so a
+    /// plate or a pebble that sank deeper than its thickness still gets its contacts. The bound
+    /// stays local, so a far back face does not count. The mesh's own vertices cast their rays as
+    /// any mesh's do.
+    pub fn solid_behind(&self) -> bool {
+        self.behind.is_some()
+    }
+
+    /// The box of the mesh and of the points up to `reach` behind its triangles, along their
+    /// inward normals, for a [`RtcdMesh::solid_behind`] mesh: the box grown by `reach` times how
+    /// far the triangles' normals point away from each side (a terrain facing up grows downward
+    /// by `reach`, and sideways only as far as its slopes turn). The mesh's box for any other mesh.
+    pub fn behind_box(&self, reach: f32) -> Aabb {
+        match self.behind {
+            Some((to_min, to_max)) if !self.aabb.is_empty() => {
+                Aabb { min: self.aabb.min - to_min * reach, max: self.aabb.max + to_max * reach }
+            }
+            _ => self.aabb,
+        }
+    }
+
+    /// Marks the mesh [`RtcdMesh::solid_behind`] (a chunk of a [`LevelMesh`]).
+    fn set_solid_behind(&mut self) {
+        self.behind = Some(behind_directions(&self.triangle_normals));
+    }
+}
+
+/// How far the points behind triangles of outward normals `normals` reach past the triangles' box,
+/// per length behind: toward the box's minimum corner (per axis, the largest component of a normal
+/// along that axis) and toward its maximum corner (the largest component against it), each in
+/// `[0, 1]`.
+fn behind_directions(normals: &[Vec3]) -> (Vec3, Vec3) {
+    normals.iter().fold((Vec3::ZERO, Vec3::ZERO), |(to_min, to_max), n| {
+        (to_min.max(n.max(Vec3::ZERO)), to_max.max((-*n).max(Vec3::ZERO)))
+    })
 }
