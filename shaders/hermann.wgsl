@@ -3,9 +3,20 @@
 #define_import_path rtcd::hermann
 
 // A hit in front of the vertex is a contact when the ray hits the triangle from inside the other body
-// (the triangle faces away from the ray) and before the ray leaves its own body.
-fn contact_valid(d: vec3<f32>, n_tri: vec3<f32>, t: f32, exit_dist: f32) -> bool {
-    return t >= 0.0 && dot(d, n_tri) > 0.0 && t <= exit_dist;
+// (the triangle faces away from the ray) and before the ray leaves its own body (`limit`: ray_limit).
+fn contact_valid(d: vec3<f32>, n_tri: vec3<f32>, t: f32, limit: f32) -> bool {
+    return t >= 0.0 && dot(d, n_tri) > 0.0 && t <= limit;
+}
+
+// How far a vertex ray counts a back-face hit (rtcd::detect::ray_limit): its exit distance, or into a
+// solid-behind mesh (a level chunk, MeshRef.solid_behind) the larger of it and the solid reach, the
+// casting mesh's bounding-box diagonal (Vertex.n.w) plus the pair's culling_dist
+// (rtcd::detect::solid_reach): below a terrain a point is inside the solid however thin its body is.
+fn ray_limit(exit_dist: f32, mesh_size: f32, culling_dist: f32, solid_behind: u32) -> f32 {
+    if (solid_behind != 0u) {
+        return max(exit_dist, mesh_size + culling_dist);
+    }
+    return exit_dist;
 }
 
 // A hit behind the vertex is kept as a prediction when the opposite ray hits the triangle's outside

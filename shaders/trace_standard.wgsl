@@ -11,7 +11,7 @@
 #import rtcd::candidates::is_candidate
 #import rtcd::trace_brute::{trace_brute, LineHits}
 #import rtcd::trace_bvh::trace_bvh
-#import rtcd::hermann::{contact_valid, prediction_valid}
+#import rtcd::hermann::{contact_valid, prediction_valid, ray_limit}
 #import rtcd::cuboid::{box_half_extents, box_vertex_face, box_outcome}
 
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
@@ -66,15 +66,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                     atomicAdd(&traced, 1u);
                     let d = quat_rotate(q, -v.n.xyz);
                     let back = select(0.0, pair.culling_dist, params.prediction != 0u);
+                    let limit = ray_limit(v.p.w, v.n.w, pair.culling_dist, to.solid_behind);
 #ifdef TRACER_BVH
-                    let hits = trace_bvh(to, o, d, back, v.p.w);
+                    let hits = trace_bvh(to, o, d, back, limit);
 #else
-                    let hits = trace_brute(to, o, d, back, v.p.w);
+                    let hits = trace_brute(to, o, d, back, limit);
 #endif
                     var outcome = OUTCOME_REJECTED;
                     var tri = hits.fwd_tri;
                     var t = select(0.0, hits.fwd_t, hits.fwd_tri != NONE);
-                    if (hits.fwd_tri != NONE && contact_valid(d, triangle_normal(to, hits.fwd_tri), hits.fwd_t, v.p.w)) {
+                    if (hits.fwd_tri != NONE && contact_valid(d, triangle_normal(to, hits.fwd_tri), hits.fwd_t, limit)) {
                         outcome = OUTCOME_CONTACT;
                     } else if (hits.back_tri != NONE && prediction_valid(d, triangle_normal(to, hits.back_tri), -hits.back_t, pair.culling_dist)) {
                         outcome = OUTCOME_PREDICTION;

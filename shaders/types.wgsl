@@ -44,7 +44,9 @@ const COUNT_ITERATIVE_HITS: u32 = 3u;
 const COUNT_WALK_STEPS: u32 = 4u;
 const COUNTERS: u32 = 8u;
 
-// A mesh vertex: position and exit distance (w), outward normal.
+// A mesh vertex: position and exit distance (w), outward normal and the mesh's bounding-box diagonal
+// (w: with the pair's culling_dist, how far its rays reach into a solid-behind mesh,
+// rtcd::detect::solid_reach).
 struct Vertex {
     p: vec4<f32>,
     n: vec4<f32>,
@@ -81,7 +83,10 @@ struct MeshRef {
     // 1 for a box (rtcd::RtcdMesh::cuboid, centred on its frame's origin): vertices of the other mesh
     // get exact contacts against it (shaders/cuboid.wgsl), not rays. 0 otherwise.
     cuboid: u32,
-    pad_b: u32,
+    // 1 for a surface that is solid behind its back side (a level chunk, rtcd::RtcdMesh::solid_behind):
+    // a back-face hit of another mesh's vertex ray counts within the larger of the vertex's exit distance
+    // and the solid reach (shaders/hermann.wgsl ray_limit). 0 otherwise.
+    solid_behind: u32,
 }
 
 // One pair of one step (uploaded each step).

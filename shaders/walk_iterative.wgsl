@@ -8,7 +8,7 @@
 #import rtcd::geometry::{vertex_of, triangle_of}
 #import rtcd::pairs::{pairs, params, entry_ref, from_mesh, to_mesh, from_to_q, from_to_t}
 #import rtcd::walk::{walk, WALK_HIT, WALK_BEHIND}
-#import rtcd::hermann::{contact_valid, prediction_valid}
+#import rtcd::hermann::{contact_valid, prediction_valid, ray_limit}
 #import rtcd::cuboid::{box_half_extents, box_vertex_face, box_outcome}
 
 @group(0) @binding(5) var<storage, read> slots: array<Slot>;
@@ -66,7 +66,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                 var outcome = OUTCOME_REJECTED;
                 if (w.outcome == WALK_HIT || w.outcome == WALK_BEHIND) {
                     let n_tri = triangle_of(to, w.triangle).n.xyz;
-                    if (w.outcome == WALK_HIT && contact_valid(d, n_tri, w.t, v.p.w)) {
+                    let limit = ray_limit(v.p.w, v.n.w, pair.culling_dist, to.solid_behind);
+                    if (w.outcome == WALK_HIT && contact_valid(d, n_tri, w.t, limit)) {
                         outcome = OUTCOME_CONTACT;
                         atomicAdd(&wg_hits, 1u);
                     } else if (w.outcome == WALK_BEHIND && params.prediction != 0u && prediction_valid(d, n_tri, w.t, pair.culling_dist)) {

@@ -6,13 +6,14 @@ use glam::{Quat, Vec3};
 
 pub use rtcd::{bvh::BvhNode as GpuBvhNode, detect::TRIANGLES_PER_BOX_FACE};
 
-/// `Vertex`: position with the exit distance in `w`, outward normal.
+/// `Vertex`: position with the exit distance in `w`, outward normal with the mesh's size in `w`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuVertex {
     /// xyz position, w exit distance.
     pub p: [f32; 4],
-    /// xyz outward normal.
+    /// xyz outward normal, w the mesh's bounding-box diagonal (with the pair's `culling_dist`, the
+    /// reach of its rays into a solid-behind mesh: [`rtcd::detect::solid_reach`]).
     pub n: [f32; 4],
 }
 
@@ -47,8 +48,10 @@ pub struct GpuMeshRef {
     /// 1 for a box ([`rtcd::RtcdMesh::cuboid`]), whose other mesh's vertices get exact contacts
     /// (`shaders/cuboid.wgsl`); 0 otherwise.
     pub cuboid: u32,
-    /// Padding.
-    pub _pad_b: u32,
+    /// 1 for a surface that is solid behind its back side ([`rtcd::RtcdMesh::solid_behind`]: a
+    /// level chunk), into which the other mesh's vertex rays count back-face hits as far as
+    /// [`rtcd::detect::ray_limit`] says; 0 otherwise.
+    pub solid_behind: u32,
 }
 
 /// `Pair`: one pair of one step.

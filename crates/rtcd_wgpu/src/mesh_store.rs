@@ -51,12 +51,14 @@ impl MeshStore {
         if let Some(r) = self.refs.get(&mesh.id()) {
             return Ok(*r);
         }
+        // The mesh's size, as `rtcd::detect::solid_reach` takes it.
+        let size = mesh.aabb().extents().length();
         let vertices: Vec<GpuVertex> = mesh
             .positions()
             .iter()
             .zip(mesh.normals())
             .zip(mesh.exit_distances())
-            .map(|((p, n), e)| GpuVertex { p: [p.x, p.y, p.z, *e], n: [n.x, n.y, n.z, 0.0] })
+            .map(|((p, n), e)| GpuVertex { p: [p.x, p.y, p.z, *e], n: [n.x, n.y, n.z, size] })
             .collect();
         let triangles: Vec<GpuTriangle> = mesh
             .triangles()
@@ -77,7 +79,7 @@ impl MeshStore {
             bvh_offset: self.bvh_len as u32,
             bvh_count: mesh.bvh().len() as u32,
             cuboid: u32::from(mesh.cuboid_half_extents().is_some()),
-            ..Default::default()
+            solid_behind: u32::from(mesh.solid_behind()),
         };
         self.vertices.reserve(device, encoder, self.vertex_len + vertices.len() as u64, self.vertex_len)?;
         self.triangles.reserve(

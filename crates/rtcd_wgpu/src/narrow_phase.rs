@@ -25,8 +25,8 @@ use rtcd::{
     aabb::Aabb,
     contact::{ReduceScratch, reduce_manifolds_with},
     detect::{
-        candidate_region, needs_standard_trace, pair_edge_contacts, reach_box, separation_before_trace,
-        separation_for_reach_from,
+        needs_standard_trace, pair_edge_contacts, reach_box, separation_before_trace,
+        separation_for_reach_from, vertex_candidate_region,
     },
     narrow_phase::{RayDebug, RayOutcome},
 };
@@ -417,8 +417,8 @@ impl GpuNarrowPhase {
                 (mirror.rec_counts[0], mirror.rec_counts[1])
             };
             let pos21 = p.pos12.inverse();
-            let r0 = candidate_region(p.mesh1, p.mesh2, &pos21, params.candidate_extension());
-            let r1 = candidate_region(p.mesh2, p.mesh1, &p.pos12, params.candidate_extension());
+            let r0 = vertex_candidate_region(p.mesh1, p.mesh2, &pos21, &params);
+            let r1 = vertex_candidate_region(p.mesh2, p.mesh1, &p.pos12, &params);
             let open = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
             let (reach1, reach2) =
                 (reach_box(p.mesh1, &params).unwrap_or(open), reach_box(p.mesh2, &params).unwrap_or(open));

@@ -1,7 +1,8 @@
 //! Both backends agree on pairs of bodies with the chunks of a level surface
 //! ([`rtcd::LevelMesh`]: an open, wavy terrain grid cut into chunks): seeded random bodies (a torus,
 //! a blob, low-poly boxes) sunk a random depth into the terrain at random places and orientations,
-//! each paired with the chunks its box overlaps, 40 ticks of small random motion.
+//! each paired with the chunks its box overlaps, 40 ticks of small random motion; and thin plates and
+//! pebbles sunk deeper than their thickness, whose contacts come from the chunks' solid reach.
 //!
 //! Tolerances: every contact (vertex rays both ways, edge contacts) of either backend is found by
 //! the other on ≥ 99.9 % of the pair-ticks' features, with the same depth within 1e-5 relative
@@ -12,7 +13,9 @@ mod common;
 
 use glam::{Quat, Vec3};
 use rand::Rng;
-use rtcd::{LevelMesh, NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, shapes};
+use rtcd::{
+    FeatureId, LevelMesh, NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, shapes,
+};
 use rtcd_wgpu::GpuNarrowPhase;
 
 fn height(x: f32, z: f32) -> f32 {
@@ -38,37 +41,40 @@ fn terrain(n: u32, size: f32) -> (Vec<Vec3>, Vec<u32>) {
     (p, idx)
 }
 
-#[test]
-fn body_chunk_pairs_agree_with_the_cpu() {
+/// What [`agree`] counted.
+struct Counts {
+    agreement: common::FeatureAgreement,
+    pairs: usize,
+    /// CPU contacts of a body vertex deeper than the vertex's exit distance (found through the
+    /// chunk's solid reach, `rtcd::detect::solid_reach`).
+    deep: usize,
+}
+
+/// `placed` bodies (mesh index, pose) paired with the chunks of a wavy terrain near them, 40 ticks
+/// of small random motion, on both backends.
+fn agree(name: &str, bodies: &[RtcdMesh], place: impl Fn(&mut rand_pcg::Pcg64, usize) -> Pose) -> Counts {
     let d = common::device();
     let (p, i) = terrain(36, 18.0);
     let level = LevelMesh::with_chunk_triangles("terrain", &p, &i, 128).unwrap();
-    let (bv, bi) = shapes::cuboid(Vec3::new(0.5, 0.2, 0.35));
-    let bodies =
-        [common::asset("torus_900"), common::asset("blob_900"), RtcdMesh::new("box", &bv, &bi).unwrap()];
     let mut refs: Vec<&RtcdMesh> = bodies.iter().collect();
     refs.extend(level.chunks().iter().map(|c| &**c));
     let params = RtcdParams::from_meshes(&refs);
     let mut r = common::rng(11);
-    // Each body: which mesh, where (its lowest point sunk 0-8 cm under the terrain there).
     let placed: Vec<(usize, Pose)> = (0..30)
         .map(|_| {
             let m = r.random_range(0..bodies.len());
-            let rot = common::random_rotation(&mut r);
-            let (x, z) = (r.random_range(-7.0..7.0), r.random_range(-7.0..7.0));
-            let lowest = bodies[m].positions().iter().map(|q| (rot * *q).y).fold(f32::INFINITY, f32::min);
-            let y = height(x, z) - lowest - r.random_range(0.0..0.08);
-            (m, Pose::new(Vec3::new(x, y, z), rot))
+            (m, place(&mut r, m))
         })
         .collect();
     let mut cpu = NarrowPhase::new(params).unwrap();
     let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
     let opts = StepOptions { keep_contacts: true, prediction_distance: 0.02, ..Default::default() };
-    let (mut agreement, mut pairs_traced) = (common::FeatureAgreement::default(), 0usize);
+    let mut counts = Counts { agreement: common::FeatureAgreement::default(), pairs: 0, deep: 0 };
     let mut chunks = Vec::new();
     for tick in 0..40 {
         let t = tick as f32;
         let mut inputs: Vec<PairInput> = Vec::new();
+        let mut owners = Vec::new();
         for (k, &(m, pose)) in placed.iter().enumerate() {
             let wobble =
                 Vec3::new((0.1 * t + k as f32).sin(), (0.07 * t).cos() - 1.0, (0.05 * t).sin()) * 0.005;
@@ -84,22 +90,77 @@ fn body_chunk_pairs_agree_with_the_cpu() {
                     &level.chunks()[c as usize],
                     body.inverse(),
                 ));
+                owners.push(m);
             }
         }
-        pairs_traced += inputs.len();
+        counts.pairs += inputs.len();
         let c = cpu.step(&inputs, &opts);
         let g = gpu.step(&inputs, &opts).unwrap();
         assert!(gpu.adapter_name().contains(&d.info.name), "the GPU step ran on {}", gpu.adapter_name());
-        for (cp, gp) in c.pairs.iter().zip(&g.pairs) {
-            agreement.add(&cp.contacts, &gp.contacts, |_| true);
+        for ((cp, gp), &m) in c.pairs.iter().zip(&g.pairs).zip(&owners) {
+            counts.agreement.add(&cp.contacts, &gp.contacts, |_| true);
+            let exits = bodies[m].exit_distances();
+            counts.deep += cp
+                .contacts
+                .iter()
+                .filter(|c| matches!(c.fid1, FeatureId::Vertex(v) if -c.dist > exits[v as usize]))
+                .count();
         }
     }
-    let common::FeatureAgreement { features, worst, .. } = agreement;
-    let share = agreement.share();
+    let common::FeatureAgreement { features, worst, .. } = counts.agreement;
     println!(
-        "body-chunk pairs: {pairs_traced} pair-ticks, {features} contact features, {:.3} % agree, worst depth {worst:.2e}",
-        100.0 * share
+        "{name}: {} pair-ticks, {features} contact features ({} deeper than their exit distance), {:.3} % agree, worst depth {worst:.2e}",
+        counts.pairs,
+        counts.deep,
+        100.0 * counts.agreement.share()
     );
+    counts
+}
+
+#[test]
+fn body_chunk_pairs_agree_with_the_cpu() {
+    let (bv, bi) = shapes::cuboid(Vec3::new(0.5, 0.2, 0.35));
+    let bodies =
+        [common::asset("torus_900"), common::asset("blob_900"), RtcdMesh::new("box", &bv, &bi).unwrap()];
+    // Each body: its lowest point sunk 0-8 cm under the terrain, at a random place and orientation.
+    let counts = agree("body-chunk pairs", &bodies, |r, m| {
+        let rot = common::random_rotation(r);
+        let (x, z) = (r.random_range(-7.0..7.0), r.random_range(-7.0..7.0));
+        let lowest = bodies[m].positions().iter().map(|q| (rot * *q).y).fold(f32::INFINITY, f32::min);
+        let y = height(x, z) - lowest - r.random_range(0.0..0.08);
+        Pose::new(Vec3::new(x, y, z), rot)
+    });
+    let features = counts.agreement.features;
     assert!(features > 2000, "too few contacts to compare: {features}");
-    assert!(share >= 0.999, "{:.3} % of contacts agree", 100.0 * share);
+    assert!(counts.agreement.share() >= 0.999, "{:.3} % of contacts agree", 100.0 * counts.agreement.share());
+}
+
+/// Thin and small bodies sunk deeper than their thickness under the terrain (1 cm plates of 1 m and
+/// 0.5 m, tilted; 3 cm pebbles), whose vertices' rays leave them before they reach the surface:
+/// their contacts come from the chunks' solid reach, on both backends alike.
+#[test]
+fn deep_thin_bodies_agree_with_the_cpu() {
+    let plate = |side: f32| {
+        let (v, i) = shapes::cuboid(Vec3::new(0.5 * side, 0.005, 0.5 * side));
+        RtcdMesh::new(format!("plate {side} m x 1 cm"), &v, &i).unwrap()
+    };
+    let (pv, pi) = shapes::icosphere(0.03, 1);
+    let bodies = [plate(1.0), plate(0.5), RtcdMesh::new("pebble", &pv, &pi).unwrap()];
+    // Each body: tilted by up to 0.3 rad (plates) or turned at random (pebbles), its centre 2-8 cm
+    // under the terrain.
+    let counts = agree("deep thin bodies", &bodies, |r, m| {
+        let rot = if m < 2 {
+            Quat::from_rotation_y(r.random_range(0.0..6.3))
+                * Quat::from_rotation_x(r.random_range(-0.3..0.3))
+                * Quat::from_rotation_z(r.random_range(-0.3..0.3))
+        } else {
+            common::random_rotation(r)
+        };
+        let (x, z) = (r.random_range(-7.0..7.0), r.random_range(-7.0..7.0));
+        Pose::new(Vec3::new(x, height(x, z) - r.random_range(0.02..0.08), z), rot)
+    });
+    let features = counts.agreement.features;
+    assert!(features > 2000, "too few contacts to compare: {features}");
+    assert!(counts.deep > 1000, "too few deep contacts: {}", counts.deep);
+    assert!(counts.agreement.share() >= 0.999, "{:.3} % of contacts agree", 100.0 * counts.agreement.share());
 }
