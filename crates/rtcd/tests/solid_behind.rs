@@ -1,7 +1,8 @@
 //! A level chunk ([`rtcd::LevelMesh`]) is solid behind its surface: a thin plate sunk deeper than
 //! its thickness under a flat terrain keeps contacts from its own vertices, pushing it back up, at
-//! its true depth; against an ordinary mesh the same plate keeps Hermann's exit-distance rule
-//! (Hermann et al. 2008, Alg. 1), under which its rays leave it before they reach the surface.
+//! its true depth, as far as its own size reaches; against an ordinary mesh the same plate keeps
+//! Hermann's exit-distance rule (Hermann et al. 2008, Alg. 1), under which its rays leave it before
+//! they reach the surface.
 
 use glam::{Quat, Vec3};
 use rtcd::{
@@ -140,6 +141,26 @@ fn a_plate_under_a_level_chunk_is_pushed_up_at_its_depth() {
         }
     }
     assert_eq!(cases, 48);
+}
+
+/// The reach is local: a plate whose corners' rays meet the surface beyond its size plus the
+/// culling distance (1.5 m under a flat chunk, with a 2 m reach) gets no contact from the chunk.
+#[test]
+fn a_plate_farther_under_than_its_reach_gets_no_contact() {
+    let (p, i) = flat_grid(8);
+    let level = LevelMesh::new("flat terrain", &p, &i).unwrap();
+    let chunk = &level.chunks()[0];
+    let plate = plate();
+    for params in variants(RtcdParams::from_meshes(&[&plate, chunk])) {
+        let reach = solid_reach(&plate, chunk, &params.for_pair(&plate, chunk)).unwrap();
+        let depth = 1.5;
+        assert!((depth + THICKNESS) * 3f32.sqrt() > reach && depth < reach, "{reach}");
+        for plate_first in [true, false] {
+            let mut np = NarrowPhase::new(params).unwrap();
+            let (found, _) = contacts(&mut np, &plate, chunk, plate_pose(depth, 0.0), plate_first);
+            assert!(found.is_empty(), "{params:?}: {found:?}");
+        }
+    }
 }
 
 #[test]
