@@ -125,8 +125,39 @@ fn meshes() -> Vec<Arc<RtcdMesh>> {
     ]
 }
 
+/// A body to drop: its mesh, orientation, where over the ground (x, z), and its speed downward.
+struct Spec {
+    mesh: Arc<RtcdMesh>,
+    rotation: Rotation,
+    x: f32,
+    z: f32,
+    speed: f32,
+}
+
+/// [`meshes`] side by side, turned each its own way, at rest.
+fn specs() -> Vec<Spec> {
+    meshes()
+        .into_iter()
+        .enumerate()
+        .map(|(k, mesh)| Spec {
+            mesh,
+            rotation: Rotation::from_euler(glam::EulerRot::XYZ, 0.4 + k as f32, 0.3, 0.7 * k as f32),
+            x: -6.0 + 3.0 * k as f32,
+            z: 1.5 * (k % 2) as f32 - 0.5,
+            speed: 0.0,
+        })
+        .collect()
+}
+
 fn run(kind: Ground, gpu: bool, levels: bool) -> Outcome {
-    let meshes = meshes();
+    run_specs(kind, gpu, levels, &specs(), 0.5)
+}
+
+/// Drops each of `specs` with its lowest vertex 0.2 m over the ground and steps [`TICKS`] ticks,
+/// measuring every body's penetration (and failing any that leaves the ground's footprint or sinks
+/// `sink` times its size at any tick: with `sink` at 1 or more, a body that tunnelled through).
+fn run_specs(kind: Ground, gpu: bool, levels: bool, specs: &[Spec], sink: f32) -> Outcome {
+    let meshes: Vec<Arc<RtcdMesh>> = specs.iter().map(|s| s.mesh.clone()).collect();
     let refs: Vec<&RtcdMesh> = meshes.iter().map(|m| &**m).collect();
     let params = RtcdParams::from_meshes(&refs);
     let driver = common::driver(params, gpu);
@@ -139,18 +170,18 @@ fn run(kind: Ground, gpu: bool, levels: bool) -> Outcome {
     let surface_mesh: Option<Vec<Vec3>> =
         surface.as_ref().map(|s| s.triangles().iter().flatten().copied().collect());
 
-    let bodies: Vec<Body> = meshes
+    let bodies: Vec<Body> = specs
         .iter()
-        .enumerate()
-        .map(|(k, mesh)| {
-            let rotation = Rotation::from_euler(glam::EulerRot::XYZ, 0.4 + k as f32, 0.3, 0.7 * k as f32);
-            let (x, z) = (-6.0 + 3.0 * k as f32, 1.5 * (k % 2) as f32 - 0.5);
+        .map(|&Spec { ref mesh, rotation, x, z, speed }| {
             let at = Pose::from_parts(Vector::ZERO, rotation);
             let lowest =
                 mesh.positions().iter().map(|p| at.transform_point(*p).y).fold(f32::INFINITY, f32::min);
             let top = surface_height(x, z).unwrap().0 + 0.2;
             let pose = Pose::from_parts(Vector::new(x, top - lowest, z), rotation);
             let (handle, _) = w.add_body(rtcd_shape(mesh), pose);
+            if speed != 0.0 {
+                w.bodies[handle].set_linvel(Vector::new(0.0, -speed, 0.0), true);
+            }
             Body { mesh: mesh.clone(), handle }
         })
         .collect();
@@ -207,7 +238,7 @@ fn run(kind: Ground, gpu: bool, levels: bool) -> Outcome {
                 "{kind:?} ({backend}): {} left the ground at tick {tick}",
                 b.mesh.name()
             );
-            assert!(pen < 0.5 * size, "{kind:?} ({backend}): {} sank {pen} at tick {tick}", b.mesh.name());
+            assert!(pen < sink * size, "{kind:?} ({backend}): {} sank {pen} at tick {tick}", b.mesh.name());
             if tick >= TICKS - REST_TICKS
                 && tick % 20 == 0
                 && let Some(sp) = &surface_mesh
@@ -249,7 +280,11 @@ fn run(kind: Ground, gpu: bool, levels: bool) -> Outcome {
 }
 
 fn report(kind: Ground, o: &Outcome) {
-    let names: Vec<String> = meshes().iter().map(|m| m.name().to_owned()).collect();
+    report_specs(kind, o, &specs());
+}
+
+fn report_specs(kind: Ground, o: &Outcome, specs: &[Spec]) {
+    let names: Vec<String> = specs.iter().map(|s| s.mesh.name().to_owned()).collect();
     let rows: Vec<String> = names
         .iter()
         .zip(o.impact.iter().zip(&o.rest))
@@ -322,5 +357,87 @@ fn meshes_rest_on_trimesh_and_heightfield_grounds_as_on_a_cuboid_gpu() {
     report(Ground::Cuboid, &cuboid);
     for kind in [Ground::TriMesh { wavy: true, slope: 0.0 }, Ground::HeightField { wavy: true }] {
         compare(kind, true, &cuboid);
+    }
+}
+
+/// A closed box `side x thickness x side` (a 1 x 0.01 x 1 plate scaled, or a thinner one).
+fn plate(side: f32, thickness: f32) -> Arc<RtcdMesh> {
+    let (v, i) = shapes::cuboid(Vec3::new(0.5 * side, 0.5 * thickness, 0.5 * side));
+    Arc::new(RtcdMesh::new(format!("plate {side} x {thickness} m"), &v, &i).unwrap())
+}
+
+/// Thin plates (1 cm or 5 mm thick, 0.5-1 m wide, tilted or flat) and 3 cm pebbles (an icosahedron
+/// and a low-poly blob), dropped at 1-5 m/s: bodies thinner than a step's motion at that speed,
+/// whose vertices' rays leave them before they reach a surface they sank under.
+fn thin_specs() -> Vec<Spec> {
+    let turned = |a: f32, b: f32, c: f32| Rotation::from_euler(glam::EulerRot::XYZ, a, b, c);
+    let (iv, ii) = shapes::icosphere(0.03, 1);
+    let (bv, bi) = shapes::star_blob(0.03, 8, 6, 3, 0.25, 5);
+    let pebble = Arc::new(RtcdMesh::new("pebble (icosahedron, 3 cm)", &iv, &ii).unwrap());
+    let blob = Arc::new(RtcdMesh::new("pebble (low-poly blob, 3 cm)", &bv, &bi).unwrap());
+    let spec =
+        |mesh: &Arc<RtcdMesh>, rotation, x, z, speed| Spec { mesh: mesh.clone(), rotation, x, z, speed };
+    vec![
+        spec(&plate(1.0, 0.01), turned(0.3, 0.4, 0.2), -8.0, -4.0, 1.0),
+        spec(&plate(0.5, 0.005), turned(-0.4, 1.1, 0.25), -5.0, 3.0, 3.0),
+        spec(&plate(0.7, 0.01), turned(0.0, 0.3, 0.0), -2.0, -3.0, 5.0),
+        spec(&plate(1.0, 0.01), turned(0.05, 2.0, -0.1), 1.0, 4.0, 5.0),
+        spec(&pebble, turned(0.4, 0.3, 1.2), 3.0, -2.0, 2.0),
+        spec(&pebble, turned(1.3, 0.1, 0.5), 5.0, 5.0, 5.0),
+        spec(&blob, turned(0.2, 0.9, 0.4), 7.0, -5.0, 1.0),
+        spec(&blob, turned(2.1, 0.5, 1.7), 8.0, 2.0, 4.0),
+    ]
+}
+
+/// How deep, as a share of its size, a thin body may sink at impact: a step at 5 m/s (8 cm) takes a
+/// 3 cm pebble under the cuboid's top too before it is pushed back; a body that tunnelled keeps
+/// sinking.
+const THIN_SINK: f32 = 2.0;
+
+/// The thin bodies rest on `kind` as on the cuboid ground: no body leaves the ground's footprint or
+/// sinks half its size at any tick ([`run_specs`]), and at rest each is at most 1 % of its size
+/// under the surface, and at most Rapier's allowed error deeper than on the cuboid.
+fn thin_bodies_rest(kind: Ground, gpu: bool, cuboid: &Outcome) {
+    let specs = thin_specs();
+    let o = run_specs(kind, gpu, true, &specs, THIN_SINK);
+    report_specs(kind, &o, &specs);
+    if gpu {
+        assert!(o.backend.starts_with("gpu"), "{kind:?}: ran on {}", o.backend);
+    }
+    assert!(o.pairs > 0, "{kind:?}: no pair traced");
+    for (k, s) in specs.iter().enumerate() {
+        let (name, size) = (s.mesh.name(), size(&s.mesh));
+        assert!(o.rest[k] <= 0.01, "{kind:?}: {name} rests {:.3} % of its size deep", 100.0 * o.rest[k]);
+        assert!(
+            o.rest[k] <= cuboid.rest[k] + ALLOWED / size,
+            "{kind:?}: {name} rests {:.3} % deep, {:.3} % on the cuboid",
+            100.0 * o.rest[k],
+            100.0 * cuboid.rest[k]
+        );
+    }
+}
+
+#[test]
+fn thin_plates_and_pebbles_rest_on_trimesh_and_heightfield_grounds_cpu() {
+    let specs = thin_specs();
+    let cuboid = run_specs(Ground::Cuboid, false, true, &specs, THIN_SINK);
+    report_specs(Ground::Cuboid, &cuboid, &specs);
+    for kind in [
+        Ground::TriMesh { wavy: false, slope: 0.0 },
+        Ground::TriMesh { wavy: true, slope: 0.0 },
+        Ground::HeightField { wavy: true },
+    ] {
+        thin_bodies_rest(kind, false, &cuboid);
+    }
+}
+
+#[test]
+fn thin_plates_and_pebbles_rest_on_trimesh_and_heightfield_grounds_gpu() {
+    let specs = thin_specs();
+    let cuboid = run_specs(Ground::Cuboid, true, true, &specs, THIN_SINK);
+    report_specs(Ground::Cuboid, &cuboid, &specs);
+    assert!(cuboid.backend.starts_with("gpu"), "ran on {}", cuboid.backend);
+    for kind in [Ground::TriMesh { wavy: true, slope: 0.0 }, Ground::HeightField { wavy: true }] {
+        thin_bodies_rest(kind, true, &cuboid);
     }
 }
