@@ -47,35 +47,51 @@ pub(crate) fn gpu_device(world: &World) -> Result<(wgpu::Device, wgpu::Queue, wg
     Ok((d.device, d.queue, d.info))
 }
 
-/// What `Auto` resolves to: the GPU for a hardware adapter, the CPU otherwise.
-pub(crate) fn resolve(settings: &RtcdSettings, world: &World, has_render_app: bool) -> RtcdBackend {
-    match settings.backend {
-        RtcdBackend::Auto => {
-            let info = world
-                .get_resource::<RenderAdapterInfo>()
-                .map(|i| {
-                    let i: &wgpu::AdapterInfo = i;
-                    i.clone()
-                })
-                .or_else(|| rtcd_wgpu::create_device(&DeviceOptions::default()).ok().map(|d| d.info));
-            match info {
-                Some(i) if i.device_type != wgpu::DeviceType::Cpu => RtcdBackend::Gpu {
-                    mode: if has_render_app { GpuMode::Pipelined } else { GpuMode::Immediate },
-                },
-                _ => RtcdBackend::Cpu,
-            }
+/// What `Auto` resolves to, with the reason (empty for a backend named in the settings): the GPU
+/// for a hardware adapter, or a software one when [`RtcdSettings::allow_software_adapter`] is on;
+/// the CPU otherwise.
+pub(crate) fn resolve(settings: &RtcdSettings, world: &World, has_render_app: bool) -> (RtcdBackend, String) {
+    if settings.backend != RtcdBackend::Auto {
+        return (settings.backend, String::new());
+    }
+    let info = match world.get_resource::<RenderAdapterInfo>() {
+        Some(i) => {
+            let i: &wgpu::AdapterInfo = i;
+            Ok(i.clone())
         }
-        other => other,
+        None => {
+            rtcd_wgpu::create_device(&DeviceOptions::default()).map(|d| d.info).map_err(|e| e.to_string())
+        }
+    };
+    let gpu = RtcdBackend::Gpu { mode: if has_render_app { GpuMode::Pipelined } else { GpuMode::Immediate } };
+    match info {
+        Err(e) => (RtcdBackend::Cpu, format!("auto: no usable GPU adapter ({e})")),
+        Ok(i) if i.device_type != wgpu::DeviceType::Cpu => {
+            (gpu, format!("auto: hardware adapter `{}`", i.name))
+        }
+        Ok(i) if settings.allow_software_adapter => (
+            gpu,
+            format!("auto: software adapter `{}`, allowed by RtcdSettings::allow_software_adapter", i.name),
+        ),
+        Ok(i) => (
+            RtcdBackend::Cpu,
+            format!(
+                "auto: the only adapter, `{}`, is a software one, which the CPU backend outruns \
+                 (RtcdSettings::allow_software_adapter lets Auto use it)",
+                i.name
+            ),
+        ),
     }
 }
 
-/// The immediate-mode (or CPU) backend for `params`.
+/// The immediate-mode (or CPU) backend for `params`; with the reason the GPU backend asked for
+/// could not start, when the CPU backend replaces it.
 pub(crate) fn make_backend(
     backend: RtcdBackend,
     settings: &RtcdSettings,
     params: RtcdParams,
     world: &World,
-) -> (Box<dyn NarrowPhaseBackend>, ActiveBackend) {
+) -> (Box<dyn NarrowPhaseBackend>, ActiveBackend, Option<String>) {
     let cpu =
         || Box::new(NarrowPhase::new(params).expect("validated parameters")) as Box<dyn NarrowPhaseBackend>;
     match backend {
@@ -85,12 +101,12 @@ pub(crate) fn make_backend(
                 .map(|g| (Box::new(g) as Box<dyn NarrowPhaseBackend>, info.name))
                 .map_err(|e| e.to_string())
         }) {
-            Ok((b, name)) => (b, ActiveBackend::GpuImmediate(name)),
+            Ok((b, name)) => (b, ActiveBackend::GpuImmediate(name), None),
             Err(e) => {
                 warn!("rtcd: the GPU backend cannot start ({e}); using the CPU backend");
-                (cpu(), ActiveBackend::Cpu)
+                (cpu(), ActiveBackend::Cpu, Some(format!("the GPU backend cannot start ({e})")))
             }
         },
-        _ => (cpu(), ActiveBackend::Cpu),
+        _ => (cpu(), ActiveBackend::Cpu, None),
     }
 }

@@ -8,11 +8,38 @@ use bevy::{
     prelude::*,
 };
 
-/// Figures of the last fixed tick.
+use crate::RtcdNarrowPhase;
+
+/// Figures of the last fixed tick. In pipelined mode the work figures (time, rays, pairs) are those
+/// of the batch published this tick, and 0 on a tick where no results came back, but for the pairs
+/// the dispatcher computed on the spot; [`Self::contacts`] and [`Self::max_depth`] describe the
+/// results in use.
 #[derive(Resource, Clone, Debug, Default, PartialEq)]
 pub struct RtcdDiagnostics {
-    /// Backend that ran it (e.g. `"cpu"`, `"gpu immediate (NVIDIA ...)"`).
+    /// Backend whose results Rapier's solver got this tick (e.g. `"cpu"`,
+    /// `"gpu immediate (NVIDIA ...)"`, `"gpu pipelined (NVIDIA ...)"`): `"cpu"` once the CPU backend
+    /// has taken over from a GPU one ([`Self::fell_back`]). In pipelined mode, the GPU's results
+    /// reach a later tick ([`Self::latency_ticks`]); pairs they do not cover (new pairs, and every
+    /// pair before the first results come back) are computed on the CPU, counted in
+    /// [`Self::cache_misses`].
     pub backend: String,
+    /// The GPU backend was asked for (or chosen by [`RtcdBackend::Auto`](crate::RtcdBackend::Auto))
+    /// but could not start, or failed during the run, and the CPU backend took over for good
+    /// ([`Self::backend_reason`] says why). Tests and apps that need the GPU should check it.
+    pub fell_back: bool,
+    /// Why [`Self::backend`] runs: what [`RtcdBackend::Auto`](crate::RtcdBackend::Auto) chose and
+    /// why (e.g. that the only adapter is a software one), or why the GPU backend asked for is not
+    /// running; empty when the backend named in the settings runs.
+    pub backend_reason: String,
+    /// How many ticks late the contacts' batch results are: the ticks between the tick that
+    /// prepared the batch (from the poses the next tick starts with) and this one. 0 on the CPU and
+    /// in immediate mode (traced inside the tick). In pipelined mode 1 when the render world steps
+    /// each batch between two ticks; with Bevy's `PipelinedRenderingPlugin` (the render world runs
+    /// beside the next update) 1 when it is done before that update's narrow phase, 2 otherwise;
+    /// it grows on ticks where no results came back (the cache keeps the last ones, their depths
+    /// refreshed from the current poses). Before the first results, the ticks since the backend
+    /// started.
+    pub latency_ticks: u32,
     /// Our narrow phase: the batch (broad phase, backend step, publishing) plus pairs computed on the
     /// spot during Rapier's step.
     pub narrow_phase_time: Duration,
@@ -70,10 +97,42 @@ impl RtcdDiagnostics {
         app.init_resource::<RtcdDiagnostics>();
     }
 
-    pub(crate) fn from_metrics(m: &rtcd_rapier::RtcdMetrics, backend: String) -> Self {
+    /// The tick's figures from the narrow phase's state, after Rapier's step.
+    pub(crate) fn from_state(state: &RtcdNarrowPhase) -> Self {
+        let m = state.driver.metrics();
+        let backend = state.active.as_ref().map(ToString::to_string).unwrap_or_default();
+        let mut d = Self::from_metrics(&m, backend);
+        d.fell_back = state.fell_back;
+        d.backend_reason = state.reason.clone();
+        d.latency_ticks = state.latency_ticks;
+        if !state.fresh {
+            // Pipelined mode, no results back this tick: nothing was traced for it; Rapier's solver
+            // still holds the contacts of the last results (refreshed), and the dispatcher's misses
+            // took their time.
+            Self {
+                narrow_phase_time: m.cache.miss_time,
+                gpu_time: None,
+                pairs: 0,
+                held_pairs: 0,
+                standard_rays: 0,
+                iterative_rays: 0,
+                predictive_rays: 0,
+                iterative_hit_rate: 0.0,
+                contact_rays: 0,
+                ..d
+            }
+        } else {
+            d
+        }
+    }
+
+    fn from_metrics(m: &rtcd_rapier::RtcdMetrics, backend: String) -> Self {
         let n = &m.narrow_phase;
         Self {
             backend,
+            fell_back: false,
+            backend_reason: String::new(),
+            latency_ticks: 0,
             narrow_phase_time: m.total_time(),
             gpu_time: n.gpu_time,
             pairs: n.pairs,

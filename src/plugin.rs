@@ -71,9 +71,55 @@ pub struct RtcdNarrowPhase {
     pub(crate) driver: RtcdDriver,
     pub(crate) active: Option<ActiveBackend>,
     pub(crate) pipelined: bool,
+    /// A GPU backend was asked for (or chosen by `Auto`) and the CPU backend runs instead, for good.
+    pub(crate) fell_back: bool,
+    /// Why the backend running was chosen, or replaced (see [`RtcdNarrowPhase::backend_reason`]).
+    pub(crate) reason: String,
+    /// Fixed ticks since the backend started, this one included (counted by the detect system).
+    pub(crate) tick: u64,
+    /// Pipelined mode: the tick whose batch gave the results in the contact cache.
+    pub(crate) results_tick: Option<u64>,
+    /// Whether this tick's contacts come from a batch published this tick (false in pipelined mode
+    /// when no results came back: the cache keeps the last ones).
+    pub(crate) fresh: bool,
+    /// Ticks between the batch whose results Rapier uses this tick and this tick.
+    pub(crate) latency_ticks: u32,
 }
 
 impl RtcdNarrowPhase {
+    fn new(driver: RtcdDriver) -> Self {
+        Self {
+            driver,
+            active: None,
+            pipelined: false,
+            fell_back: false,
+            reason: String::new(),
+            tick: 0,
+            results_tick: None,
+            fresh: false,
+            latency_ticks: 0,
+        }
+    }
+
+    /// The CPU backend took over from the GPU one for good, for this reason.
+    pub(crate) fn fall_back(&mut self, why: &str) {
+        self.active = Some(ActiveBackend::Cpu);
+        self.fell_back = true;
+        self.reason = if self.reason.is_empty() { why.into() } else { format!("{}; {why}", self.reason) };
+    }
+
+    /// Whether a GPU backend was asked for (or chosen by [`RtcdBackend::Auto`]) and the CPU backend
+    /// took over for good: the GPU backend could not start, or failed during the run.
+    pub fn fell_back(&self) -> bool {
+        self.fell_back
+    }
+
+    /// Why the backend running runs: what [`RtcdBackend::Auto`] chose and why, or why the GPU
+    /// backend asked for is not running; empty when the backend named in the settings runs.
+    pub fn backend_reason(&self) -> &str {
+        &self.reason
+    }
+
     /// Figures of the last tick (batch and dispatcher).
     pub fn metrics(&self) -> RtcdMetrics {
         self.driver.metrics()
@@ -106,7 +152,7 @@ impl Plugin for RtcdPlugin {
         let driver =
             RtcdDriver::new(RtcdParams::from_triangle_size(0.1)).expect("default parameters are valid");
         app.insert_resource(self.settings.clone())
-            .insert_resource(RtcdNarrowPhase { driver, active: None, pipelined: false })
+            .insert_resource(RtcdNarrowPhase::new(driver))
             .init_resource::<RtcdMeshCache>();
         RtcdDiagnostics::register(app);
         if !app.world().contains_resource::<TimestepMode>() {
@@ -199,7 +245,10 @@ fn start_backend(world: &mut World) {
         }
     };
     let has_render_app = render::pipelined_available(world);
-    let mut backend = backend::resolve(&settings, world, has_render_app);
+    let (mut backend, mut reason) = backend::resolve(&settings, world, has_render_app);
+    let mut because = |why: String| {
+        reason = if reason.is_empty() { why } else { format!("{reason}; {why}") };
+    };
     let mut pipelined = false;
     if let RtcdBackend::Gpu { mode: GpuMode::Pipelined } = backend {
         if has_render_app {
@@ -208,18 +257,26 @@ fn start_backend(world: &mut World) {
             warn!(
                 "rtcd: pipelined GPU mode needs the render plugins; running the GPU backend in immediate mode"
             );
+            because("the pipelined GPU mode needs the render plugins: immediate mode".into());
             backend = RtcdBackend::Gpu { mode: GpuMode::Immediate };
         }
     }
     // Pipelined mode: the driver keeps a CPU backend for the steps whose GPU results are not back
     // (and as the fallback); the GPU backend lives in the render world.
-    let (b, mut active) =
+    let (b, mut active, failed) =
         backend::make_backend(if pipelined { RtcdBackend::Cpu } else { backend }, &settings, params, world);
+    let mut fell_back = false;
+    if let Some(e) = failed {
+        because(e);
+        fell_back = true;
+    }
     if pipelined {
         match render::start(world, params, &settings) {
             Ok(adapter) => active = ActiveBackend::GpuPipelined(adapter),
             Err(e) => {
                 warn!("rtcd: the pipelined GPU backend cannot start ({e}); using the CPU backend");
+                because(format!("the pipelined GPU backend cannot start ({e})"));
+                fell_back = true;
                 pipelined = false;
             }
         }
@@ -237,9 +294,17 @@ fn start_backend(world: &mut World) {
         ds.lookahead_steps = 3.0;
     }
     state.driver.set_settings(ds);
-    info!("rtcd: narrow phase on {active}, {params:?}");
+    if reason.is_empty() {
+        info!("rtcd: narrow phase on {active}, {params:?}");
+    } else {
+        info!("rtcd: narrow phase on {active} ({reason}), {params:?}");
+    }
     state.active = Some(active);
     state.pipelined = pipelined;
+    state.fell_back = fell_back;
+    state.reason = reason;
+    state.tick = 0;
+    state.results_tick = None;
 }
 
 /// Soft CCD (see [`RtcdSettings::soft_ccd`]) for new dynamic ray-traced bodies.
@@ -278,6 +343,9 @@ fn detect(
         return;
     }
     let Ok((mut sim, colliders, bodies)) = contexts.single_mut() else { return };
+    state.tick += 1;
+    // Traced inside this tick unless the pipelined mode says otherwise.
+    (state.fresh, state.latency_ticks) = (true, 0);
     // The pipelined mode's results are a tick old: it cannot follow Rapier's contact recycling.
     if state.pipelined && sim.integration_parameters.contact_recycling {
         sim.integration_parameters.contact_recycling = false;
@@ -306,6 +374,11 @@ fn detect(
     } else {
         state.driver.detect(&bodies.bodies, &colliders.colliders, prediction);
     }
+    // The immediate GPU backend failed inside the driver, which re-ran the step on the CPU and keeps
+    // it for good.
+    if state.driver.fell_back() && matches!(state.active, Some(ActiveBackend::GpuImmediate(_))) {
+        state.fall_back("the GPU backend failed during the run");
+    }
 }
 
 fn update_diagnostics(
@@ -313,8 +386,10 @@ fn update_diagnostics(
     mut out: ResMut<RtcdDiagnostics>,
     mut diagnostics: Diagnostics,
 ) {
-    let Some(active) = &state.active else { return };
-    let d = RtcdDiagnostics::from_metrics(&state.driver.metrics(), active.to_string());
+    if state.active.is_none() {
+        return;
+    }
+    let d = RtcdDiagnostics::from_state(&state);
     d.record(&mut diagnostics);
     *out = d;
 }

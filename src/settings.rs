@@ -25,7 +25,9 @@ pub enum GpuMode {
 pub enum RtcdBackend {
     /// The GPU when a hardware adapter is present (pipelined with a renderer, immediate without),
     /// the CPU otherwise (no adapter, or only a software one such as llvmpipe, which the CPU
-    /// backend outruns).
+    /// backend outruns; [`RtcdSettings::allow_software_adapter`] lets it take a software one).
+    /// Why it chose is logged when the backend starts and kept in
+    /// [`RtcdDiagnostics::backend_reason`](crate::RtcdDiagnostics::backend_reason).
     #[default]
     Auto,
     /// The CPU backend (`rtcd::NarrowPhase`, parallel with rayon). No GPU needed.
@@ -88,6 +90,10 @@ pub struct RtcdSettings {
     /// `docs/benchmarks.md`). Not followed by the pipelined GPU mode, whose results are a tick old:
     /// recycling is turned off there.
     pub contact_recycling: bool,
+    /// Let [`RtcdBackend::Auto`] pick the GPU on a software adapter (a CPU device type, such as
+    /// Mesa's llvmpipe/lavapipe): off by default, since the CPU backend outruns it; on for CI
+    /// machines without a GPU that must run the GPU path. `Gpu { .. }` runs on any adapter anyway.
+    pub allow_software_adapter: bool,
 }
 
 impl Default for RtcdSettings {
@@ -99,6 +105,7 @@ impl Default for RtcdSettings {
             gpu_timeout: Duration::from_secs(10),
             soft_ccd: true,
             contact_recycling: true,
+            allow_software_adapter: false,
         }
     }
 }

@@ -30,6 +30,9 @@ fn trajectory(plugin: Option<RtcdBackend>) -> Vec<Vec3> {
     (0..300)
         .map(|_| {
             common::ticks(&mut app, 1);
+            if let Some(b) = plugin {
+                common::assert_backend_ran(&app, b);
+            }
             app.world().get::<Transform>(ball).unwrap().translation
         })
         .collect()

@@ -39,6 +39,7 @@ fn fifty_meshes_in_a_box_come_to_rest_with_contact_recycling_off() {
 /// Drops the box of fifty, runs 600 ticks, checks that no body sank below the ground and that the
 /// pile is at rest; returns the pairs held and the cache misses over the run.
 fn pile(name: &str, settings: RtcdSettings) -> (usize, u64) {
+    let backend = settings.backend;
     let mut app = common::app_with(None, |app| {
         app.add_plugins(RtcdPlugin::new(settings));
     });
@@ -47,6 +48,7 @@ fn pile(name: &str, settings: RtcdSettings) -> (usize, u64) {
     let mut max_pen = 0.0f32;
     for _ in 0..600 {
         common::ticks(&mut app, 1);
+        common::assert_backend_ran(&app, backend);
         let d = app.world().resource::<RtcdDiagnostics>();
         held += d.held_pairs;
         misses += d.cache_misses;

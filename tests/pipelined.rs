@@ -1,59 +1,26 @@
 //! Pipelined GPU mode end to end, with the render plugins, headless (no window), on lavapipe in CI:
-//! the GPU dispatch runs in the render world's `RenderGraph` schedule and the next tick uses its
-//! results. Its deepest penetration stays within 1.5x of immediate mode on the same scene (both
-//! with Rapier's contact recycling off, which the pipelined mode cannot follow).
+//! the GPU dispatch runs in the render world's `RenderGraph` schedule and a later tick uses its
+//! results.
+//!
+//! - With the render world right after the main world (Bevy's `PipelinedRenderingPlugin` off,
+//!   deterministic ticks), its deepest penetration stays within 1.5x of immediate mode on the same
+//!   scene (both with Rapier's contact recycling off, which the pipelined mode cannot follow).
+//! - The app users get (`DefaultPlugins` with `PipelinedRenderingPlugin` and logging on, the default
+//!   `RtcdBackend::Auto` allowed onto the software adapter) rests a mesh on the ground from GPU
+//!   results at most two ticks late.
 
 mod common;
 
-use std::time::Duration;
-
-use bevy::{
-    log::LogPlugin,
-    prelude::*,
-    render::{
-        RenderPlugin,
-        pipelined_rendering::PipelinedRenderingPlugin,
-        settings::{Backends, WgpuSettings},
-    },
-    time::TimeUpdateStrategy,
-    window::ExitCondition,
-    winit::WinitPlugin,
-};
+use bevy::{prelude::*, render::pipelined_rendering::RenderAppChannels};
 use bevy_rapier3d::prelude::*;
 use bevy_rtcd::prelude::*;
 
-fn render_app(mode: GpuMode) -> App {
-    let mut app = App::new();
-    app.add_plugins(
-        DefaultPlugins
-            .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
-            .set(RenderPlugin {
-                render_creation: WgpuSettings { backends: Some(Backends::VULKAN), ..default() }.into(),
-                ..default()
-            })
-            .disable::<WinitPlugin>()
-            .disable::<LogPlugin>()
-            // The render world runs right after the main world each update: deterministic ticks.
-            .disable::<PipelinedRenderingPlugin>(),
-    )
-    .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(common::DT)))
-    .insert_resource(Time::<Fixed>::from_seconds(common::DT as f64))
-    .insert_resource(TimestepMode::Fixed { dt: common::DT, substeps: 1 })
-    .add_plugins(RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule())
+fn run(mode: GpuMode) -> (String, f32, f32, (u64, u64, u64)) {
+    let backend = RtcdBackend::Gpu { mode };
     // Recycling off in both modes (the pipelined one cannot follow it): the comparison measures
     // what the tick-old results cost, nothing else.
-    .add_plugins(RtcdPlugin::new(RtcdSettings {
-        contact_recycling: false,
-        ..RtcdSettings::with_backend(RtcdBackend::Gpu { mode })
-    }));
-    app.finish();
-    app.cleanup();
-    app.update();
-    app
-}
-
-fn run(mode: GpuMode) -> (String, f32, f32, (u64, u64, u64)) {
-    let mut app = render_app(mode);
+    let settings = RtcdSettings { contact_recycling: false, ..RtcdSettings::with_backend(backend) };
+    let mut app = common::render_app(settings, common::vulkan(), false);
     common::ground(&mut app);
     let meshes = ["blob_900", "torus_900", "bent_tube_896"];
     let bodies: Vec<Entity> = (0..8)
@@ -76,6 +43,7 @@ fn run(mode: GpuMode) -> (String, f32, f32, (u64, u64, u64)) {
     let mut served = (0u64, 0u64, 0u64);
     for _ in 0..300 {
         common::ticks(&mut app, 1);
+        common::assert_backend_ran(&app, backend);
         let c = app.world().resource::<RtcdNarrowPhase>().metrics().cache;
         served = (served.0 + c.hits, served.1 + c.refreshed, served.2 + c.misses);
         for &b in &bodies {
@@ -104,4 +72,82 @@ fn pipelined_mode_runs_and_matches_immediate() {
     assert!(i_name.starts_with("gpu immediate"), "{i_name}");
     assert!(p_pen <= 1.5 * i_pen, "pipelined {p_pen} vs immediate {i_pen}");
     assert!(p_ke < 0.05 && i_ke < 0.05);
+}
+
+/// The app users get: `DefaultPlugins` as they come (Bevy's `PipelinedRenderingPlugin` on: the
+/// render world runs on its own thread beside the next update; logging on), only windowing off,
+/// and the default settings but for `allow_software_adapter`, so that `RtcdBackend::Auto` takes
+/// lavapipe as it takes a hardware GPU. A torus dropped on the ground:
+///
+/// - (a) gets its contacts from the pipelined GPU backend: the diagnostic says so every tick, with
+///   no fallback, and the GPU's results serve most pair lookups;
+/// - (b) rests on the ground: penetration under 2 % of its size, never through it;
+/// - (c) latency (`RtcdDiagnostics::latency_ticks`): the batch prepared at the end of tick N is
+///   stepped on the render thread while update N+1 runs; tick N+1 uses its results when the render
+///   thread is done before tick N+1's narrow phase (1 tick late), tick N+2 otherwise (2 ticks
+///   late). Every tick's results must be at most 2 ticks late; the counts of each are printed
+///   (lavapipe, 2 cores: mostly 1).
+#[test]
+fn users_default_app_rests_a_mesh_on_pipelined_gpu_results() {
+    let expected = RtcdBackend::Gpu { mode: GpuMode::Pipelined };
+    let settings = RtcdSettings { allow_software_adapter: true, ..default() };
+    assert_eq!(settings.backend, RtcdBackend::Auto);
+    let mut app = common::render_app(settings, common::vulkan(), true);
+    assert!(app.world().contains_resource::<RenderAppChannels>(), "the render world runs on its own thread");
+    common::ground(&mut app);
+    let body = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            RtcdCollider::from_obj(common::asset("torus_900")),
+            Transform::from_xyz(0.0, 1.2, 0.0).with_rotation(Quat::from_euler(EulerRot::XYZ, 0.4, 0.2, 0.9)),
+            Velocity::default(),
+        ))
+        .id();
+    common::ticks(&mut app, 1);
+    common::assert_backend_ran(&app, expected);
+    let size = match app.world().get::<RtcdColliderState>(body) {
+        Some(RtcdColliderState::Ready { mesh }) => mesh.aabb().extents().max_element(),
+        other => panic!("{other:?}"),
+    };
+    // Ticks by how late their results were (0 to MAX_PIPELINED_LATENCY ticks): every tick, and
+    // those whose results traced the pair.
+    let mut late = [0usize; common::MAX_PIPELINED_LATENCY as usize + 1];
+    let mut late_traced = late;
+    let mut worst = 0.0f32;
+    let mut served = (0u64, 0u64, 0u64);
+    for _ in 0..600 {
+        common::ticks(&mut app, 1);
+        common::assert_backend_ran(&app, expected);
+        let d = app.world().resource::<RtcdDiagnostics>();
+        late[d.latency_ticks as usize] += 1;
+        if d.pairs > 0 {
+            late_traced[d.latency_ticks as usize] += 1;
+        }
+        let c = app.world().resource::<RtcdNarrowPhase>().metrics().cache;
+        served = (served.0 + c.hits, served.1 + c.refreshed, served.2 + c.misses);
+        let low = common::lowest_y(&mut app, body);
+        assert!(low > -0.5 * size, "fell through the ground (lowest point {low})");
+        worst = worst.max(-low);
+    }
+    let d = app.world().resource::<RtcdDiagnostics>().clone();
+    let rest = -common::lowest_y(&mut app, body);
+    let v = app.world().get::<Velocity>(body).unwrap().linear.length();
+    println!(
+        "users' app ({}, {}): ticks by how late their results were (0, 1, 2, 3 ticks): {late:?}, of which \
+         the ticks whose GPU results traced the torus and the ground: {late_traced:?}; pair lookups served \
+         from GPU results / refreshed / computed on the CPU: {served:?}; worst penetration {:.3} % of its size, \
+         at rest {:.4} %, speed {v:.2e} m/s",
+        d.backend,
+        d.backend_reason,
+        100.0 * worst / size,
+        100.0 * rest / size
+    );
+    // The pair is traced from shortly before the torus lands (tick 25 or so) until it falls asleep.
+    let traced: usize = late_traced.iter().sum();
+    assert!(traced >= 20, "only {traced} ticks got GPU results for the pair");
+    assert!(served.0 + served.1 > 4 * served.2, "{served:?}");
+    assert_eq!(late[3], 0, "results 3 ticks late: {late:?}");
+    assert!(worst < 0.02 * size, "penetration {worst} of size {size}");
+    assert!(v < 0.05, "still moving at {v} m/s");
 }

@@ -36,6 +36,7 @@ fn concave_mesh_rests_on_the_ground() {
             let mut worst = 0.0f32;
             for _ in 0..600 {
                 common::ticks(&mut app, 1);
+                common::assert_backend_ran(&app, backend);
                 let low = common::lowest_y(&mut app, body);
                 assert!(low > -0.5 * size, "{name} {mesh}: fell through (lowest point {low})");
                 worst = worst.max(-low);
@@ -109,6 +110,7 @@ fn concave_mesh_rests_on_a_heightfield_and_a_trimesh_floor() {
             let (mut worst, mut traced) = (0.0f32, 0usize);
             for _ in 0..400 {
                 common::ticks(&mut app, 1);
+                common::assert_backend_ran(&app, backend);
                 let low = common::lowest_y(&mut app, body);
                 assert!(low > -0.5 * size, "{name} {ground}: fell through (lowest point {low})");
                 worst = worst.max(-low);

@@ -27,6 +27,7 @@ fn depth(meter: &mut NarrowPhase, a: &RtcdMesh, pa: &Transform, b: &RtcdMesh, pb
 /// Ticks until separated (deepest vertex under 1 % of the size), or None; and the depth left.
 fn run(ours: Option<RtcdBackend>, m1: &str, m2: &str) -> (Option<usize>, f32, f32) {
     let mut app = common::app(ours);
+    let backend = ours;
     let ours = ours.is_some();
     let mut contexts = app.world_mut().query::<&mut RapierConfiguration>();
     for mut c in contexts.iter_mut(app.world_mut()) {
@@ -70,6 +71,9 @@ fn run(ours: Option<RtcdBackend>, m1: &str, m2: &str) -> (Option<usize>, f32, f3
     let mut last = initial;
     for tick in 1..=120 {
         common::ticks(&mut app, 1);
+        if let Some(b) = backend {
+            common::assert_backend_ran(&app, b);
+        }
         let (pa, pb) =
             (*app.world().get::<Transform>(ea).unwrap(), *app.world().get::<Transform>(eb).unwrap());
         last = depth(&mut meter, &a, &pa, &b, &pb) / size;

@@ -33,10 +33,12 @@ use crate::{RtcdNarrowPhase, RtcdSettings, plugin::RtcdSystems};
 
 enum ToRender {
     Backend(Box<GpuNarrowPhase>),
-    Batch(Batch),
+    /// A batch and the tick that prepared it.
+    Batch(Batch, u64),
 }
 
-type FromRender = (Batch, Result<StepOutput, BackendError>);
+/// A batch, the tick that prepared it, and the GPU's results.
+type FromRender = (Batch, u64, Result<StepOutput, BackendError>);
 
 /// Main-world ends of the channels.
 #[derive(Resource)]
@@ -100,7 +102,8 @@ pub(crate) fn start(world: &World, params: RtcdParams, settings: &RtcdSettings) 
     Ok(info.name)
 }
 
-/// Main world, in the detect set: publish the newest GPU results that came back.
+/// Main world, in the detect set: publish the newest GPU results that came back, and note how many
+/// ticks late the results in use are.
 pub(crate) fn pipelined_detect(
     state: &mut RtcdNarrowPhase,
     pipe: &PipelineChannels,
@@ -115,19 +118,29 @@ pub(crate) fn pipelined_detect(
         }
     }
     match newest {
-        Some((batch, Ok(out))) => {
+        Some((batch, tick, Ok(out))) => {
             state.driver.publish(&batch, out);
+            state.results_tick = Some(tick);
         }
-        Some((_, Err(e))) => {
+        Some((_, _, Err(e))) => {
             warn!("rtcd: the pipelined GPU backend failed ({e}); using the CPU backend from now on");
             state.pipelined = false;
-            state.active = Some(crate::backend::ActiveBackend::Cpu);
+            state.fall_back(&format!("the pipelined GPU backend failed ({e})"));
             state.driver.set_miss_policy(rtcd_rapier::MissPolicy::Exact);
             state.driver.detect(bodies, colliders, prediction);
+            return;
         }
         // Nothing back yet: the cache keeps the last results; the dispatcher refreshes their depths.
-        None => {}
+        // The dispatcher's counters start again for this tick (a publish resets them).
+        None => {
+            state.fresh = false;
+            state.driver.cache().reset_counters();
+        }
     }
+    // Before the first results, the ticks since the backend started (the dispatcher computes the
+    // pairs on the CPU meanwhile).
+    let since = state.results_tick.unwrap_or(1);
+    state.latency_ticks = u32::try_from(state.tick.saturating_sub(since)).unwrap_or(u32::MAX);
 }
 
 /// Main world, after writeback: the poses the next tick starts from, to the render world.
@@ -149,7 +162,7 @@ fn send_batch(
         sim.integration_parameters.prediction_distance(),
     );
     if let Ok(tx) = pipe.to_render.lock() {
-        let _ = tx.send(ToRender::Batch(batch));
+        let _ = tx.send(ToRender::Batch(batch, state.tick));
     }
 }
 
@@ -166,12 +179,12 @@ fn dispatch(side: Res<RenderSide>) {
     for m in messages {
         match m {
             ToRender::Backend(g) => *gpu = Some(g),
-            ToRender::Batch(b) => batch = Some(b),
+            ToRender::Batch(b, tick) => batch = Some((b, tick)),
         }
     }
-    let (Some(batch), Some(gpu)) = (batch, gpu.as_mut()) else { return };
+    let (Some((batch, tick)), Some(gpu)) = (batch, gpu.as_mut()) else { return };
     let out = gpu.step(&batch.inputs(), &batch.options());
     if let Ok(tx) = side.to_main.lock() {
-        let _ = tx.send((batch, out));
+        let _ = tx.send((batch, tick, out));
     }
 }

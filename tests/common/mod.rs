@@ -1,9 +1,21 @@
-//! Headless test apps: no window, no renderer (unless asked), one fixed tick of 1/60 s per update.
+//! Headless test apps: no window, no renderer (unless asked), one fixed tick of 1/60 s per update;
+//! and the check that the backend a test names is the one that ran.
 #![allow(dead_code, reason = "shared by several test binaries, each using a part")]
 
 use std::time::Duration;
 
-use bevy::{prelude::*, time::TimeUpdateStrategy};
+use bevy::{
+    log::LogPlugin,
+    prelude::*,
+    render::{
+        RenderPlugin,
+        pipelined_rendering::PipelinedRenderingPlugin,
+        settings::{Backends, WgpuSettings},
+    },
+    time::TimeUpdateStrategy,
+    window::ExitCondition,
+    winit::WinitPlugin,
+};
 use bevy_rapier3d::prelude::*;
 use bevy_rtcd::prelude::*;
 
@@ -38,6 +50,38 @@ pub fn app_with(backend: Option<RtcdBackend>, extra: impl FnOnce(&mut App)) -> A
     app
 }
 
+/// The Vulkan renderer's default settings (lavapipe in CI).
+pub fn vulkan() -> WgpuSettings {
+    WgpuSettings { backends: Some(Backends::VULKAN), ..default() }
+}
+
+/// A headless app with Bevy's `DefaultPlugins` (windowing off: no window, no winit), the renderer
+/// `wgpu`, Rapier in the fixed schedule and our plugin with `settings`. `as_users_have_it`: Bevy's
+/// `PipelinedRenderingPlugin` (the render world runs beside the next update) and `LogPlugin` stay
+/// on, as in `DefaultPlugins`; off, both are off and the render world runs right after the main
+/// world each update (deterministic ticks).
+pub fn render_app(settings: RtcdSettings, wgpu: WgpuSettings, as_users_have_it: bool) -> App {
+    let mut app = App::new();
+    let plugins = DefaultPlugins
+        .set(WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() })
+        .set(RenderPlugin { render_creation: wgpu.into(), ..default() })
+        .disable::<WinitPlugin>();
+    if as_users_have_it {
+        app.add_plugins(plugins);
+    } else {
+        app.add_plugins(plugins.disable::<LogPlugin>().disable::<PipelinedRenderingPlugin>());
+    }
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(DT)))
+        .insert_resource(Time::<Fixed>::from_seconds(DT as f64))
+        .insert_resource(TimestepMode::Fixed { dt: DT, substeps: 1 })
+        .add_plugins(RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule())
+        .add_plugins(RtcdPlugin::new(settings));
+    app.finish();
+    app.cleanup();
+    app.update();
+    app
+}
+
 /// Runs `n` fixed ticks.
 pub fn ticks(app: &mut App, n: usize) {
     for _ in 0..n {
@@ -65,6 +109,50 @@ pub fn lowest_y(app: &mut App, e: Entity) -> f32 {
             mesh.positions().iter().map(|p| (t.rotation * *p + t.translation).y).fold(f32::INFINITY, f32::min)
         }
         other => panic!("collider not ready: {other:?}"),
+    }
+}
+
+/// The most ticks late the pipelined GPU mode's results may be (`RtcdDiagnostics::latency_ticks`):
+/// 1 with the render world right after the main world, 2 with it beside the next update, one more
+/// for an update that runs two fixed ticks.
+pub const MAX_PIPELINED_LATENCY: u32 = 3;
+
+/// Whether the last tick's contacts came from `expected`, by the public diagnostic
+/// (`RtcdDiagnostics`): a backend of that kind (`cpu`, `gpu immediate (adapter)`, `gpu pipelined
+/// (adapter)`) ran, the CPU backend did not take over from the GPU one (`fell_back`), and the results
+/// are on time (in the tick, or at most [`MAX_PIPELINED_LATENCY`] ticks late in pipelined mode).
+pub fn backend_ran(app: &App, expected: RtcdBackend) -> Result<(), String> {
+    let d = app.world().resource::<RtcdDiagnostics>();
+    let (prefix, max_latency) = match expected {
+        RtcdBackend::Cpu => ("cpu", 0),
+        RtcdBackend::Gpu { mode: GpuMode::Immediate } => ("gpu immediate (", 0),
+        RtcdBackend::Gpu { mode: GpuMode::Pipelined } => ("gpu pipelined (", MAX_PIPELINED_LATENCY),
+        RtcdBackend::Auto => panic!("name the backend Auto is expected to pick"),
+    };
+    if d.backend.is_empty() {
+        return Err("no backend has run yet".into());
+    }
+    if d.fell_back {
+        return Err(format!("{expected:?} fell back to {:?}: {}", d.backend, d.backend_reason));
+    }
+    if !d.backend.starts_with(prefix) {
+        return Err(format!("{expected:?} expected, {:?} ran ({})", d.backend, d.backend_reason));
+    }
+    if d.latency_ticks > max_latency {
+        return Err(format!(
+            "{:?}: results {} ticks late (at most {max_latency})",
+            d.backend, d.latency_ticks
+        ));
+    }
+    Ok(())
+}
+
+/// Asserts [`backend_ran`]: every test that names a backend calls it after each tick, so that a
+/// silent fallback to the CPU fails the test.
+#[track_caller]
+pub fn assert_backend_ran(app: &App, expected: RtcdBackend) {
+    if let Err(e) = backend_ran(app, expected) {
+        panic!("{e}");
     }
 }
 
