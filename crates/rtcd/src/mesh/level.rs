@@ -20,10 +20,10 @@
 //! chunks of an open level are open meshes: their vertices' inward rays are bounded by the chunk's
 //! diagonal ([`RtcdMesh::exit_distances`]).
 //!
-//! **Reach behind.** A chunk is looked up ([`LevelMesh::chunks_overlapping`]), and its vertex
-//! candidates are taken ([`crate::detect::vertex_candidate_region`]), with its box grown behind the
-//! surface ([`RtcdMesh::behind_box`]): a body sunk under a flat terrain is below the chunk's flat
-//! box, yet paired with it.
+//! **Reach behind.** A chunk's vertex candidates are taken with its box grown behind the surface
+//! ([`RtcdMesh::behind_box`], [`crate::detect::vertex_candidate_region`]), and a chunk is looked
+//! up with its box grown behind its faces ([`LevelMesh::chunks_overlapping`]): a body sunk under a
+//! flat terrain is below the chunk's flat box, yet paired with it.
 //!
 //! **Seams.** The whole surface is validated and repaired once ([`RtcdMesh::new`]'s steps), so the
 //! winding is consistent across chunks; then each triangle goes to exactly one chunk. The edges
@@ -59,8 +59,40 @@ pub struct LevelMesh {
     report: MeshReport,
     feature_bits: u32,
     /// The largest growth of any chunk's [`RtcdMesh::behind_box`] per length, toward the minimum
-    /// and the maximum corner: the hierarchy's node boxes grow by it.
+    /// and the maximum corner ([`LevelMesh::behind_box`]).
     behind: (Vec3, Vec3),
+    /// Per chunk, the growth of its box per length when it is looked up: toward the minimum and the
+    /// maximum corner, along the axes its triangles face ([`facing_directions`]).
+    lookup: Vec<(Vec3, Vec3)>,
+    /// The largest of `lookup`: the hierarchy's node boxes grow by it.
+    lookup_all: (Vec3, Vec3),
+}
+
+/// Least component of a triangle's normal along an axis for the chunk's lookup box to grow along
+/// that axis behind it ([`LevelMesh::chunks_overlapping`]): the triangle faces within 45° of it.
+const FACING: f32 = std::f32::consts::FRAC_1_SQRT_2;
+
+/// The growth per length behind triangles of outward normals `normals` of a chunk's lookup box:
+/// toward the minimum corner along the axes some triangle faces (its normal's component at least
+/// [`FACING`]), by that component, and likewise toward the maximum corner; none along an axis no
+/// triangle faces. A terrain's chunk grows down, not sideways by its slopes.
+fn facing_directions(normals: &[Vec3]) -> (Vec3, Vec3) {
+    let facing = |v: Vec3| Vec3::select(v.cmpge(Vec3::splat(FACING)), v, Vec3::ZERO);
+    normals.iter().fold((Vec3::ZERO, Vec3::ZERO), |(to_min, to_max), n| {
+        (to_min.max(facing(*n)), to_max.max(facing(-*n)))
+    })
+}
+
+fn union_of(growths: impl Iterator<Item = (Vec3, Vec3)>) -> (Vec3, Vec3) {
+    growths.fold((Vec3::ZERO, Vec3::ZERO), |(a, b), (c, d)| (a.max(c), b.max(d)))
+}
+
+/// `b` grown by `reach` times `growth` (toward its minimum and maximum corner).
+fn grown(b: Aabb, (to_min, to_max): (Vec3, Vec3), reach: f32) -> Aabb {
+    if b.is_empty() {
+        return b;
+    }
+    Aabb { min: b.min - to_min * reach, max: b.max + to_max * reach }
 }
 
 impl LevelMesh {
@@ -177,11 +209,23 @@ impl LevelMesh {
             .max()
             .unwrap_or(0);
         let feature_bits = usize::BITS - most.leading_zeros();
-        let behind = chunks
-            .iter()
-            .filter_map(|c| c.behind)
-            .fold((Vec3::ZERO, Vec3::ZERO), |(a, b), (c, d)| (a.max(c), b.max(d)));
-        Ok(Self { name, chunks, tree, order, aabb, triangles: triangles.len(), report, feature_bits, behind })
+        let behind = union_of(chunks.iter().filter_map(|c| c.behind));
+        let lookup: Vec<(Vec3, Vec3)> =
+            chunks.iter().map(|c| facing_directions(c.triangle_normals())).collect();
+        let lookup_all = union_of(lookup.iter().copied());
+        Ok(Self {
+            name,
+            chunks,
+            tree,
+            order,
+            aabb,
+            triangles: triangles.len(),
+            report,
+            feature_bits,
+            behind,
+            lookup,
+            lookup_all,
+        })
     }
 
     /// The name given at construction.
@@ -218,28 +262,32 @@ impl LevelMesh {
     /// The box of the whole surface and of the points up to `reach` behind it
     /// ([`RtcdMesh::behind_box`] of every chunk, joined).
     pub fn behind_box(&self, reach: f32) -> Aabb {
-        if self.aabb.is_empty() {
-            return self.aabb;
-        }
-        Aabb { min: self.aabb.min - self.behind.0 * reach, max: self.aabb.max + self.behind.1 * reach }
+        grown(self.aabb, self.behind, reach)
+    }
+
+    /// The box chunk `c` is looked up with ([`LevelMesh::chunks_overlapping`]) for a query of
+    /// diagonal `reach`: its box grown by `reach` behind the faces of its triangles, along the axes
+    /// they face (within 45°, [`FACING`]).
+    pub fn lookup_box(&self, c: u32, reach: f32) -> Aabb {
+        grown(self.chunks[c as usize].aabb(), self.lookup[c as usize], reach)
     }
 
     /// Appends to `out` the chunks near `query` (a body's box, in the level's frame): those whose
-    /// box grown behind the surface by the query's diagonal ([`RtcdMesh::behind_box`]) overlaps it.
+    /// box grown behind the surface by the query's diagonal ([`LevelMesh::lookup_box`]) overlaps it.
     /// A body's rays into a chunk reach as far as its size ([`crate::detect::solid_reach`]), so a
     /// body sunk under the surface (below a flat chunk's flat box) is still paired with the chunk
-    /// above it; a body beside or above the surface only with the chunks its box overlaps.
+    /// above it; a body beside or above the surface only with the chunks its box overlaps. The
+    /// growth follows the directions the triangles face, not the sideways reach of their slopes
+    /// ([`RtcdMesh::behind_box`]), which would pair each body near a seam with the next chunk: a body
+    /// sunk under a slope near a chunk's border is paired with the chunk it is under.
     pub fn chunks_overlapping(&self, query: &Aabb, out: &mut Vec<u32>) {
         if query.is_empty() {
             return;
         }
         let reach = query.extents().length();
-        let (to_min, to_max) = (self.behind.0 * reach, self.behind.1 * reach);
         let mut i = 0;
         while let Some(node) = self.tree.get(i) {
-            let b = node.aabb();
-            let grown = Aabb { min: b.min - to_min, max: b.max + to_max };
-            if grown.intersection(*query).is_empty() {
+            if grown(node.aabb(), self.lookup_all, reach).intersection(*query).is_empty() {
                 i = node.miss as usize;
                 continue;
             }
@@ -247,7 +295,7 @@ impl LevelMesh {
                 Some((first, count)) => {
                     for k in first..first + count {
                         let c = self.order[k as usize];
-                        if !self.chunks[c as usize].behind_box(reach).intersection(*query).is_empty() {
+                        if !self.lookup_box(c, reach).intersection(*query).is_empty() {
                             out.push(c);
                         }
                     }
@@ -319,6 +367,15 @@ mod tests {
             // Counter-clockwise from above stays so: every triangle faces up.
             assert!(c.triangle_normals().iter().all(|n| n.y > 0.0));
         }
+        // Looked up, a chunk grows down only (its slopes are gentle); its candidates' box grows
+        // sideways too, as far as the slopes turn.
+        for (k, c) in level.chunks().iter().enumerate() {
+            let (b, look, behind) = (c.aabb(), level.lookup_box(k as u32, 2.0), c.behind_box(2.0));
+            assert_eq!((look.max, look.min.x, look.min.z), (b.max, b.min.x, b.min.z));
+            assert!((look.min.y - (b.min.y - 2.0)).abs() < 0.02, "{look:?} {b:?}");
+            assert!(behind.min.x < b.min.x || behind.max.x > b.max.x, "{behind:?} {b:?}");
+            assert_eq!(behind.max.y, b.max.y);
+        }
         let mut found = Vec::new();
         // Around the surface, and under it (more than the query's size: nothing).
         for (k, y) in (0..150).map(|k| (k, [0.0, -2.0, -8.0][k % 3])) {
@@ -329,7 +386,7 @@ mod tests {
             found.sort_unstable();
             let reach = q.extents().length();
             let scan: Vec<u32> = (0..level.chunks().len() as u32)
-                .filter(|&c| !level.chunks()[c as usize].behind_box(reach).intersection(q).is_empty())
+                .filter(|&c| !level.lookup_box(c, reach).intersection(q).is_empty())
                 .collect();
             assert_eq!(found, scan);
             assert_eq!(found.is_empty(), y < -5.0, "{c}");
@@ -347,6 +404,7 @@ mod tests {
         let b = chunk.behind_box(0.5);
         assert_eq!((b.min, b.max), (Vec3::new(-2.0, 0.5, -2.0), Vec3::new(2.0, 1.0, 2.0)));
         assert_eq!(level.behind_box(0.5), b);
+        assert_eq!(level.lookup_box(0, 0.5), b);
         let ordinary = RtcdMesh::new("flat", &flat, &[0, 3, 1, 1, 3, 2]).unwrap();
         assert!(!ordinary.solid_behind());
         assert_eq!(ordinary.behind_box(0.5), ordinary.aabb());
