@@ -62,6 +62,19 @@ pub struct StepMetrics {
     /// Time the step's kernels took on the GPU (timestamp queries), for GPU backends on adapters that
     /// have them.
     pub gpu_time: Option<Duration>,
+    /// GPU backends: the host's time in the step's calls (planning the pairs, encoding, uploads,
+    /// the host's own share of the work such as edge rays, and turning the results read back into
+    /// contacts), without [`Self::device_wait`]. With `submit` and `collect` called apart
+    /// (pipelined), the time between them is not counted. `None` for CPU backends.
+    pub host_time: Option<Duration>,
+    /// GPU backends: the host's time blocked waiting for the device in the step's calls (polls and
+    /// buffer mappings). `None` for CPU backends.
+    pub device_wait: Option<Duration>,
+    /// GPU backends: bytes sent to the device this step (queue writes: pairs, parameters, and meshes
+    /// uploaded on first use).
+    pub upload_bytes: u64,
+    /// GPU backends: bytes mapped back from the device this step (counters, timestamps, contacts).
+    pub readback_bytes: u64,
 }
 
 /// Our rays against a full standard trace of the same step (2014 §5.2: a ray is erroneous when the
@@ -109,7 +122,8 @@ impl StepMetrics {
         self.standard_rays + self.iterative_rays + self.predictive_rays
     }
 
-    /// Adds another pair's (or step's) counts; `time` is left alone.
+    /// Adds another pair's (or step's) counts; the times (`time`, `gpu_time`, `host_time`,
+    /// `device_wait`) are left alone.
     pub fn add(&mut self, o: &StepMetrics) {
         self.pairs += o.pairs;
         self.standard_pairs += o.standard_pairs;
@@ -133,6 +147,8 @@ impl StepMetrics {
         self.cumulative_ray_length += o.cumulative_ray_length;
         self.cumulative_depth += o.cumulative_depth;
         self.max_depth = self.max_depth.max(o.max_depth);
+        self.upload_bytes += o.upload_bytes;
+        self.readback_bytes += o.readback_bytes;
         match (&mut self.errors, &o.errors) {
             (Some(a), Some(b)) => a.add(b),
             (None, Some(b)) => self.errors = Some(*b),

@@ -9,6 +9,7 @@ use rtcd::{NarrowPhase, NarrowPhaseBackend, RtcdParams, StepOptions, TracerKind}
 
 use crate::{
     cli::Options,
+    host_cost::HostCost,
     independent::EndState,
     replay::{Frames, ReplayStep, Variant},
     scene::{Scene, SceneId},
@@ -206,6 +207,8 @@ pub struct SceneResult {
     pub gpu: Vec<ReplayRow>,
     /// What happened to the GPU rows.
     pub gpu_note: String,
+    /// The GPU backend's cost to the host beside the CPU backend ([`crate::host_cost`]).
+    pub host_cost: Option<HostCost>,
     /// Simulations: rtcd first.
     pub sims: Vec<SimRow>,
     /// Wall time of the scene.
@@ -404,8 +407,12 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         }
     }
 
-    // 3. GPU rows.
+    // 3. GPU rows: first the default variant beside the CPU backend (what the GPU backend costs the
+    // host), then the other variants.
     let mut gpu_rows = Vec::new();
+    let mut host_cost = None;
+    // With `--gpu on` a GPU row that fails fails the run.
+    let required = opts.gpu == "on";
     let gpu_note = match gpu {
         None => "no GPU rows (no adapter, or --gpu off)".to_string(),
         Some(g) => {
@@ -421,10 +428,55 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
                     g.name
                 )
             } else {
+                let default = Variant::new(TracerKind::Bvh, true, true);
+                let key = default.key();
+                let run = rtcd_wgpu::GpuNarrowPhase::new(
+                    &g.device.device,
+                    &g.device.queue,
+                    default.params(&params),
+                )
+                .map_err(|e| format!("GPU backend: {e}"))
+                .and_then(|mut gpu| {
+                    let mut cpu = NarrowPhase::new(default.params(&params)).map_err(|e| e.to_string())?;
+                    let label = format!("host cost of {key}");
+                    crate::host_cost::run(
+                        &frames,
+                        &mut gpu,
+                        &mut cpu,
+                        &key,
+                        0..limit,
+                        progress(&label, limit),
+                    )
+                });
+                match run {
+                    Ok((cost, steps)) => {
+                        note(format!(
+                            "  {key} on the GPU beside the CPU backend (host cost): {:.1} s",
+                            cost.wall_s
+                        ));
+                        if opts.variant_selected(&key) {
+                            gpu_rows.push(ReplayRow {
+                                key: key.clone(),
+                                variant: Some(default),
+                                backend: g.name.clone(),
+                                stride: 1,
+                                windowed: false,
+                                sampling: "every step, beside the CPU backend".into(),
+                                range: 0..limit,
+                                steps,
+                                wall_s: cost.wall_s,
+                            });
+                        }
+                        host_cost = Some(cost);
+                    }
+                    Err(e) if required => return Err(e),
+                    Err(e) => note(format!("  the host-cost run of {key} on the GPU failed: {e}")),
+                }
                 for v in Variant::all() {
                     // On a software adapter only the BVH variants with prediction (brute force on lavapipe
                     // is minutes per step at scale).
-                    if !opts.variant_selected(&v.key())
+                    if v == default
+                        || !opts.variant_selected(&v.key())
                         || (g.software && (v.tracer != TracerKind::Bvh || !v.prediction))
                     {
                         continue;
@@ -448,6 +500,7 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
                             note(format!("  replayed {} on the GPU: {:.1} s", v.key(), row.wall_s));
                             gpu_rows.push(row);
                         }
+                        Err(e) if required => return Err(e),
                         Err(e) => note(format!("  GPU replay of {} failed: {e}", v.key())),
                     }
                 }
@@ -512,6 +565,7 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         errors,
         gpu: gpu_rows,
         gpu_note,
+        host_cost,
         sims,
         wall_s: start.elapsed().as_secs_f64(),
     })

@@ -29,7 +29,12 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --recycle-distance D  Rapier's normalized_contact_recycle_distance for the `recycle` set-up
                         (default: Rapier's, 0.05, i.e. 5 cm)
   --gpu MODE            auto (default): GPU rows when an adapter exists, on a software adapter
-                        (lavapipe) only at --quick scale unless --gpu-steps is given; on; off
+                        (lavapipe) only at --quick scale unless --gpu-steps is given; on: the same,
+                        but no adapter or a failing GPU row fails the run; off. The GPU rows begin
+                        with the GPU backend's host cost: the default variant replayed beside the
+                        CPU backend on the same pairs (host time without the waits for the device,
+                        the waits, bytes uploaded and read back, kernel time; per-step medians and
+                        their targets, MET or NOT MET)
   --gpu-steps N         GPU rows replay the first N steps only (0: all)
   --brute-window N      brute-force variants (too slow to run every step at scale) are timed in
                         windows of N steps in the middle of each phase (scene 1) or of the peak

@@ -27,6 +27,7 @@
 mod bench;
 mod big_level;
 mod cli;
+mod host_cost;
 mod independent;
 mod level;
 mod output;
@@ -85,10 +86,14 @@ fn run(opts: &Options, args: &[String]) -> Result<(), String> {
     let levels = !opts.ground.is_empty() || opts.big_level;
     // The level figures run on the CPU backend only.
     let gpu = if levels { None } else { open_gpu(opts) };
+    if opts.gpu == "on" && gpu.is_none() && !levels {
+        return Err("--gpu on: no usable GPU adapter (see above)".into());
+    }
     let info = report::RunInfo {
         cpu: cpu_name(),
         threads: rayon::current_num_threads(),
         gpu: gpu.as_ref().map_or_else(|| "none".to_string(), |g| g.name.clone()),
+        gpu_software: gpu.as_ref().map(|g| g.software),
         date: utc_date(),
         mode: if opts.quick { "quick".into() } else { "full".into() },
         args: args.join(" "),

@@ -70,6 +70,9 @@ pub fn write_scene(dir: &Path, r: &SceneResult) -> Result<Vec<String>, String> {
         }
     }
     write(dir, &name("replay", "csv"), &csv, &mut files)?;
+    if let Some(h) = &r.host_cost {
+        write(dir, &name("gpu_host_cost", "csv"), &h.csv(), &mut files)?;
+    }
 
     // Simulated rows, one line per step.
     let mut csv = String::from(

@@ -145,6 +145,11 @@ impl<'a> Frames<'a> {
         })
     }
 
+    /// Bodies present at step `step`.
+    pub fn bodies(&self, step: usize) -> usize {
+        self.trajectory.poses[step].len()
+    }
+
     /// Steps recorded.
     pub fn len(&self) -> usize {
         self.trajectory.poses.len()

@@ -20,6 +20,8 @@ pub struct RunInfo {
     pub threads: usize,
     /// GPU adapter or why none.
     pub gpu: String,
+    /// Whether that adapter is a software one (`None` without one).
+    pub gpu_software: Option<bool>,
     /// UTC date.
     pub date: String,
     /// `quick` or `full`.
@@ -229,6 +231,9 @@ pub fn table(r: &SceneResult) -> String {
         );
     }
     let _ = writeln!(t, "  {}", r.gpu_note);
+    if let Some(h) = &r.host_cost {
+        t.push_str(&h.table(&host_cost_label(r)));
+    }
 
     let sp = speedups(r);
     if !sp.is_empty() {
@@ -539,6 +544,21 @@ pub fn everyday_targets(r: &SceneResult) -> Vec<(String, Option<bool>, String)> 
     out
 }
 
+/// How the host-cost targets name their scene: `scene 1`, `scene 2 (quick scale, steps 0-60)`.
+fn host_cost_label(r: &SceneResult) -> String {
+    let mut how = Vec::new();
+    if r.scene.quick {
+        how.push("quick scale".to_string());
+    }
+    if let Some(h) = &r.host_cost
+        && h.range.end < r.scene.steps
+    {
+        how.push(format!("steps {}-{}", h.range.start, h.range.end));
+    }
+    let how = if how.is_empty() { String::new() } else { format!(" ({})", how.join(", ")) };
+    format!("scene {}{how}", r.scene.id.number())
+}
+
 /// The label of the `recycle` comparison: rtcd following Rapier's contact recycling, the plugin's
 /// default (`RtcdSettings::contact_recycling`).
 pub const RECYCLE_LABEL: &str = "rtcd, following recycling (default)";
@@ -609,6 +629,11 @@ pub fn targets(results: &[SceneResult]) -> Vec<(String, Option<bool>, String)> {
     }
     if let Some(r) = results.iter().find(|r| r.scene.id.number() == 3) {
         out.extend(everyday_targets(r));
+    }
+    for r in results {
+        if let Some(h) = &r.host_cost {
+            out.extend(h.targets(&host_cost_label(r)));
+        }
     }
     if let Some(r) = s2
         && let Some(w) = r.window("peak")
@@ -793,6 +818,7 @@ pub fn scene_json(r: &SceneResult) -> Value {
         },
         "replayed": r.replays.iter().chain(&r.gpu).map(|row| replay_json(r, row)).collect::<Vec<_>>(),
         "gpu_note": r.gpu_note,
+        "gpu_host_cost": r.host_cost.as_ref().map(|h| h.json(&host_cost_label(r))),
         "speedups": speedups,
         "erroneous_rays": errors,
         "simulated": sims,
@@ -802,7 +828,7 @@ pub fn scene_json(r: &SceneResult) -> Value {
 /// The whole run as one JSON object.
 pub fn run_json(info: &RunInfo, results: &[SceneResult], wall_s: f64, files: &[String]) -> Value {
     json!({
-        "machine": {"cpu": info.cpu, "threads": info.threads, "gpu": info.gpu},
+        "machine": {"cpu": info.cpu, "threads": info.threads, "gpu": info.gpu, "gpu_software": info.gpu_software},
         "date": info.date,
         "mode": info.mode,
         "args": info.args,

@@ -94,11 +94,12 @@ impl<T: Pod> GrowBuffer<T> {
     }
 
     /// Writes `data` at element `offset` (through the queue: happens before the next submission's
-    /// commands).
-    pub fn write(&self, queue: &wgpu::Queue, offset: u64, data: &[T]) {
+    /// commands). Returns the bytes written.
+    pub fn write(&self, queue: &wgpu::Queue, offset: u64, data: &[T]) -> u64 {
         if !data.is_empty() {
             queue.write_buffer(&self.buffer, offset * Self::SIZE, bytemuck::cast_slice(data));
         }
+        data.len() as u64 * Self::SIZE
     }
 
     pub fn binding(&self) -> wgpu::BindingResource<'_> {

@@ -19,6 +19,8 @@ pub(crate) struct MeshStore {
     vertex_len: u64,
     triangle_len: u64,
     bvh_len: u64,
+    /// Bytes written by uploads since the last [`MeshStore::take_uploaded`].
+    uploaded: u64,
 }
 
 impl MeshStore {
@@ -32,12 +34,19 @@ impl MeshStore {
             vertex_len: 0,
             triangle_len: 0,
             bvh_len: 0,
+            uploaded: 0,
         }
     }
 
     /// Number of meshes resident.
     pub fn len(&self) -> usize {
         self.refs.len()
+    }
+
+    /// Bytes uploaded since the last call (meshes seen for the first time), and starts counting
+    /// again.
+    pub fn take_uploaded(&mut self) -> u64 {
+        std::mem::take(&mut self.uploaded)
     }
 
     /// Where `mesh` lives on the GPU, uploading it first if needed.
@@ -89,9 +98,9 @@ impl MeshStore {
             self.triangle_len,
         )?;
         self.bvh.reserve(device, encoder, self.bvh_len + mesh.bvh().len() as u64, self.bvh_len)?;
-        self.vertices.write(queue, self.vertex_len, &vertices);
-        self.triangles.write(queue, self.triangle_len, &triangles);
-        self.bvh.write(queue, self.bvh_len, mesh.bvh());
+        self.uploaded += self.vertices.write(queue, self.vertex_len, &vertices)
+            + self.triangles.write(queue, self.triangle_len, &triangles)
+            + self.bvh.write(queue, self.bvh_len, mesh.bvh());
         self.vertex_len += vertices.len() as u64;
         self.triangle_len += triangles.len() as u64;
         self.bvh_len += mesh.bvh().len() as u64;

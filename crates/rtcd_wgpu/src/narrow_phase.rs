@@ -110,6 +110,8 @@ struct Pending {
     opts: StepOptions,
     metrics: StepMetrics,
     start: Instant,
+    /// The host's time in `submit` (see [`StepMetrics::host_time`]).
+    submit_host: Duration,
     gpu: Option<PendingGpu>,
 }
 
@@ -124,6 +126,11 @@ struct PendingGpu {
 /// The GPU narrow phase. See the module docs; the contract of [`GpuNarrowPhase::step`] is that of
 /// `rtcd::NarrowPhase::step`, except that [`StepOptions::measure_errors`] is not supported (no
 /// comparison is made) and recorded rays are those that ended in a contact or a prediction.
+///
+/// Each step's [`StepMetrics`] also give what the step cost the host: [`StepMetrics::host_time`]
+/// (the host's time in `submit` and `collect`, waits excluded), [`StepMetrics::device_wait`] (the
+/// host blocked on the device), [`StepMetrics::upload_bytes`], [`StepMetrics::readback_bytes`],
+/// and [`StepMetrics::gpu_time`] on adapters with timestamp queries.
 pub struct GpuNarrowPhase {
     device: wgpu::Device,
     queue: wgpu::Queue,
@@ -328,13 +335,16 @@ impl GpuNarrowPhase {
         if self.pending.is_some() {
             return Err(BackendError::Device("submit called twice without collect".into()));
         }
+        let start = Instant::now();
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let result = self.encode_and_submit(pairs, opts);
         let validation = futures_lite::future::block_on(validation.pop());
         let oom = futures_lite::future::block_on(oom.pop());
         match (result, validation.or(oom)) {
-            (Ok(p), None) => {
+            (Ok(mut p), None) => {
+                // Nothing in `submit` waits for the device: all of it is the host's.
+                p.submit_host = start.elapsed();
                 self.pending = Some(p);
                 Ok(())
             }
@@ -372,6 +382,8 @@ impl GpuNarrowPhase {
         // Same input checks as the CPU backend.
         let (outputs, valid) = rtcd::narrow_phase::check_pairs(pairs);
         let mut metrics = StepMetrics { failed_pairs: pairs.len() - valid.len(), ..Default::default() };
+        // Every byte written through the queue this step (meshes seen for the first time included).
+        let mut upload = 0u64;
         let present: FxHashSet<PairKey> = valid.iter().map(|&i| pairs[i].key).collect();
         metrics.freed_pairs = self.table.retain(&present);
 
@@ -480,9 +492,20 @@ impl GpuNarrowPhase {
         metrics.pairs = jobs.len();
         metrics.standard_pairs = jobs.iter().filter(|j| j.standard).count();
         metrics.iterative_pairs = jobs.len() - metrics.standard_pairs;
+        upload += self.meshes.take_uploaded();
         if jobs.is_empty() {
             self.queue.submit([encoder.finish()]);
-            return Ok(Pending { entries: 0, outputs, jobs, opts: *opts, metrics, start, gpu: None });
+            metrics.upload_bytes = upload;
+            return Ok(Pending {
+                entries: 0,
+                outputs,
+                jobs,
+                opts: *opts,
+                metrics,
+                start,
+                submit_host: Duration::ZERO,
+                gpu: None,
+            });
         }
 
         let e = entries as u32;
@@ -499,8 +522,8 @@ impl GpuNarrowPhase {
         b.contacts.reserve(&dev, &mut encoder, out_estimate, 0).map_err(too_large)?;
         // Scan levels: e + 1 elements (the last is 0, so the scan ends with the total).
         let levels = scan::levels(e + 1).map_err(too_large)?;
-        b.scan_levels.prepare(&dev, &self.queue, &mut encoder, &levels).map_err(too_large)?;
-        b.pairs.write(&self.queue, 0, &gpu_pairs);
+        upload += b.scan_levels.prepare(&dev, &self.queue, &mut encoder, &levels).map_err(too_large)?;
+        upload += b.pairs.write(&self.queue, 0, &gpu_pairs);
         let gpu_params = GpuParams {
             prediction: base.prediction as u32,
             reprojection: base.reprojection as u32,
@@ -509,6 +532,8 @@ impl GpuNarrowPhase {
             ..Default::default()
         };
         self.queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&gpu_params));
+        upload += std::mem::size_of::<GpuParams>() as u64;
+        metrics.upload_bytes = upload;
         encoder.clear_buffer(&b.counters, 0, None);
 
         // Passes.
@@ -654,6 +679,7 @@ impl GpuNarrowPhase {
             opts: *opts,
             metrics,
             start,
+            submit_host: Duration::ZERO,
             gpu: Some(PendingGpu { submission, small_rx, big_rx, estimate, passes }),
         })
     }
@@ -708,15 +734,23 @@ impl GpuNarrowPhase {
     }
 
     fn finish(&mut self, pending: Pending) -> Result<StepOutput, BackendError> {
-        let Pending { mut outputs, jobs, opts, mut metrics, start, gpu, entries } = pending;
+        let collect_start = Instant::now();
+        let Pending { mut outputs, jobs, opts, mut metrics, start, submit_host, gpu, entries } = pending;
         let Some(gpu) = gpu else {
             metrics.time = start.elapsed();
+            metrics.host_time = Some(submit_host + collect_start.elapsed());
+            metrics.device_wait = Some(Duration::ZERO);
             return Ok(StepOutput { pairs: outputs, metrics });
         };
+        // Time blocked on the device, and the bytes mapped back.
+        let mut waited = Duration::ZERO;
+        let mut readback = SMALL_STAGING;
+        let t = Instant::now();
         self.wait(gpu.submission.clone())?;
         let mapped =
             |rx: &MapReceiver| crate::readback::await_mapping(&self.device, rx, self.options.timeout);
         mapped(&gpu.small_rx)?;
+        waited += t.elapsed();
         let b = &self.bufs;
         let (total, counters, timings) = {
             let view = b.small_staging.get_mapped_range(0..SMALL_STAGING);
@@ -733,7 +767,10 @@ impl GpuNarrowPhase {
         };
         b.small_staging.unmap();
         if let Some(rx) = &gpu.big_rx {
+            let t = Instant::now();
             mapped(rx)?;
+            waited += t.elapsed();
+            readback += gpu.estimate * std::mem::size_of::<GpuContactOut>() as u64;
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
         let next = 1 - self.cur;
@@ -781,11 +818,15 @@ impl GpuNarrowPhase {
                     &mut pass,
                 );
                 let index = self.queue.submit([encoder.finish()]);
+                let t = Instant::now();
                 self.wait(index)?;
+                waited += t.elapsed();
             }
             // More than the first copy guessed: read the whole range (one more round trip), and make
             // the staging buffer big enough for next time.
             let bytes = total * contact_size;
+            // Counted as waiting as a whole (it is mostly the wait for the copy).
+            let t = Instant::now();
             let c = crate::readback::read_buffer(
                 &dev,
                 &self.queue,
@@ -793,6 +834,8 @@ impl GpuNarrowPhase {
                 bytes,
                 self.options.timeout,
             )?;
+            waited += t.elapsed();
+            readback += bytes;
             contacts = bytemuck::pod_collect_to_vec(&c);
             let bigger = (2 * bytes).max(self.bufs.big_staging_bytes);
             self.bufs.big_staging = dev.create_buffer(&wgpu::BufferDescriptor {
@@ -848,6 +891,9 @@ impl GpuNarrowPhase {
             o.contacts = kept;
         }
         metrics.time = start.elapsed();
+        metrics.host_time = Some(submit_host + collect_start.elapsed().saturating_sub(waited));
+        metrics.device_wait = Some(waited);
+        metrics.readback_bytes = readback;
         Ok(StepOutput { pairs: outputs, metrics })
     }
 }

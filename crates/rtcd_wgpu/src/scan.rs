@@ -62,23 +62,22 @@ impl ScanBuffers {
     }
 
     /// Sizes the block-sum buffers and writes each level's constants (through the queue, so before
-    /// the next submission's passes).
+    /// the next submission's passes). Returns the bytes written through the queue.
     pub fn prepare(
         &mut self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         levels: &[u32],
-    ) -> Result<(), GpuError> {
+    ) -> Result<u64, GpuError> {
+        let mut bytes = 0;
         for (level, n) in levels.iter().enumerate() {
             self.sums[level].reserve(device, encoder, n.div_ceil(BLOCK) as u64, 0)?;
-            queue.write_buffer(
-                &self.params[level],
-                0,
-                bytemuck::bytes_of(&GpuScanParams { n: *n, ..Default::default() }),
-            );
+            let constants = GpuScanParams { n: *n, ..Default::default() };
+            queue.write_buffer(&self.params[level], 0, bytemuck::bytes_of(&constants));
+            bytes += std::mem::size_of::<GpuScanParams>() as u64;
         }
-        Ok(())
+        Ok(bytes)
     }
 
     /// Encodes the scan of `data` (prepared for `levels`), one compute pass per dispatch through

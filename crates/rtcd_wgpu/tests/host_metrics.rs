@@ -1,0 +1,65 @@
+//! What a step costs the host, in the step's metrics: host time without the waits, the wait, bytes
+//! uploaded and bytes read back.
+
+mod common;
+
+use std::time::Duration;
+
+use glam::Vec3;
+use rtcd::{NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, shapes};
+use rtcd_wgpu::{
+    GpuNarrowPhase,
+    gpu_types::{GpuContactOut, GpuPair, GpuTriangle, GpuVertex},
+};
+
+#[test]
+fn steps_report_host_time_wait_and_bytes() {
+    let d = common::device();
+    let blob = common::asset("blob_900");
+    let (v, i) = shapes::subdivided_cuboid(Vec3::new(4.0, 1.0, 4.0), 8);
+    let ground = RtcdMesh::new("ground", &v, &i).unwrap();
+    let params = RtcdParams::from_meshes(&[&blob, &ground]);
+    let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+    let mut cpu = NarrowPhase::new(params).unwrap();
+    let mesh_bytes = |m: &RtcdMesh| {
+        (m.positions().len() * size_of::<GpuVertex>() + m.triangles().len() * size_of::<GpuTriangle>()) as u64
+    };
+    let mut uploads = Vec::new();
+    for step in 0..4 {
+        let pose = Pose::from_translation(Vec3::new(0.1, 0.3 - 0.002 * step as f32, 0.0));
+        let pair = PairInput::from_world(
+            PairKey::new(1, 2),
+            &blob,
+            pose,
+            &ground,
+            Pose::from_translation(Vec3::NEG_Y),
+        );
+        let m = gpu.step(&[pair], &StepOptions::default()).unwrap().metrics;
+        assert!(m.contact_rays > 0, "step {step}: the blob sits in the ground");
+        let (host, wait) = (m.host_time.unwrap(), m.device_wait.unwrap());
+        assert!(host > Duration::ZERO, "step {step}");
+        // Both lie within the step's wall time (the host's clock starts a little before it).
+        assert!(
+            host + wait <= m.time + Duration::from_millis(2),
+            "step {step}: {host:?} + {wait:?} vs {:?}",
+            m.time
+        );
+        // At least the pair, and on the first step both meshes.
+        assert!(m.upload_bytes >= size_of::<GpuPair>() as u64, "step {step}: {}", m.upload_bytes);
+        if step == 0 {
+            assert!(m.upload_bytes >= mesh_bytes(&blob) + mesh_bytes(&ground), "{}", m.upload_bytes);
+        }
+        uploads.push(m.upload_bytes);
+        // The contacts come back, and more (the counters; a first guess of the contacts' count).
+        assert!(
+            m.readback_bytes >= m.contact_rays * size_of::<GpuContactOut>() as u64 + 16,
+            "step {step}: {} bytes for {} contacts",
+            m.readback_bytes,
+            m.contact_rays
+        );
+        let c = cpu.step(&[pair], &StepOptions::default()).metrics;
+        assert_eq!((c.host_time, c.device_wait, c.upload_bytes, c.readback_bytes), (None, None, 0, 0));
+    }
+    // The meshes are uploaded once: later steps send the pair and the step's constants only.
+    assert!(uploads[1..].iter().all(|&u| u == uploads[1] && u < uploads[0]), "{uploads:?}");
+}
