@@ -6,9 +6,10 @@
 //! (module `non_manifold`), winding repair by orientation propagation, and
 //! flipping of inside-out closed components (negative signed volume).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use glam::Vec3;
+use rustc_hash::FxHashMap;
 
 use super::{MAX_DEGENERATE_SHARE, MeshReport};
 use crate::error::MeshError;
@@ -61,7 +62,7 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
     }
     let mut remap = vec![u32::MAX; positions.len()];
     let mut welded: Vec<Vec3> = Vec::new();
-    let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
+    let mut grid: FxHashMap<[i64; 3], Vec<u32>> = FxHashMap::default();
     let cell = |p: Vec3| -> [i64; 3] {
         let q = (p / tol).floor();
         [q.x as i64, q.y as i64, q.z as i64]
@@ -103,7 +104,7 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
     let area_eps = (diag * diag) * 1e-12;
     let mut triangles: Vec<[u32; 3]> = Vec::with_capacity(input_triangles);
     let mut origin: Vec<usize> = Vec::with_capacity(input_triangles);
-    let mut seen: HashMap<[u32; 3], usize> = HashMap::new();
+    let mut seen: FxHashMap<[u32; 3], usize> = FxHashMap::default();
     let mut first_degenerate = None;
     for (k, t) in indices.chunks_exact(3).enumerate() {
         let t = [remap[t[0] as usize], remap[t[1] as usize], remap[t[2] as usize]];
@@ -163,7 +164,7 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
                 let (a, b) = (tri[k], tri[(k + 1) % 3]);
                 // Direction of this edge in t after t's own flip.
                 let forward_t = !flip[t as usize];
-                for &(o, ok) in &edges[&(a.min(b), a.max(b))] {
+                for &(o, ok) in edges.get(&(a.min(b), a.max(b))).unwrap_or_default() {
                     if o == t {
                         continue;
                     }
@@ -233,14 +234,61 @@ pub(crate) fn signed_volume(p: &[Vec3], t: [u32; 3]) -> f32 {
 }
 
 /// Undirected edge `(min, max)` → triangles on it with the local edge index `k` (edge `k` runs from
-/// corner `k` to corner `(k + 1) % 3`).
-pub(crate) fn edge_map(triangles: &[[u32; 3]]) -> HashMap<(u32, u32), Vec<(u32, u8)>> {
-    let mut edges: HashMap<(u32, u32), Vec<(u32, u8)>> = HashMap::with_capacity(triangles.len() * 3 / 2);
+/// corner `k` to corner `(k + 1) % 3`), in triangle order. See [`EdgeMap`].
+pub(crate) fn edge_map(triangles: &[[u32; 3]]) -> EdgeMap {
+    let mut uses: Vec<(u64, u32, u8)> = Vec::with_capacity(triangles.len() * 3);
     for (t, tri) in triangles.iter().enumerate() {
         for k in 0..3 {
             let (a, b) = (tri[k], tri[(k + 1) % 3]);
-            edges.entry((a.min(b), a.max(b))).or_default().push((t as u32, k as u8));
+            uses.push(((a.min(b) as u64) << 32 | a.max(b) as u64, t as u32, k as u8));
         }
     }
-    edges
+    uses.sort_unstable();
+    let mut map = EdgeMap {
+        keys: Vec::with_capacity(uses.len() / 2 + 1),
+        starts: Vec::with_capacity(uses.len() / 2 + 2),
+        uses: Vec::with_capacity(uses.len()),
+    };
+    for (key, t, k) in uses {
+        let edge = ((key >> 32) as u32, key as u32);
+        if map.keys.last() != Some(&edge) {
+            map.keys.push(edge);
+            map.starts.push(map.uses.len() as u32);
+        }
+        map.uses.push((t, k));
+    }
+    map.starts.push(map.uses.len() as u32);
+    map
+}
+
+/// The edges of a triangle list, each with the triangles on it and their local edge index
+/// ([`edge_map`]): sorted arrays, built with one sort and no allocation per edge (a level of a
+/// million triangles has a million and a half edges).
+pub(crate) struct EdgeMap {
+    /// The edges `(min, max)`, in increasing order.
+    keys: Vec<(u32, u32)>,
+    /// Edge `i`'s triangles are `uses[starts[i]..starts[i + 1]]`.
+    starts: Vec<u32>,
+    uses: Vec<(u32, u8)>,
+}
+
+impl EdgeMap {
+    /// The triangles on edge `key` (`(min, max)`), in triangle order.
+    pub(crate) fn get(&self, key: &(u32, u32)) -> Option<&[(u32, u8)]> {
+        self.keys.binary_search(key).ok().map(|i| self.list(i))
+    }
+
+    fn list(&self, i: usize) -> &[(u32, u8)] {
+        &self.uses[self.starts[i] as usize..self.starts[i + 1] as usize]
+    }
+
+    /// Each edge's triangles, in edge order.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &[(u32, u8)]> {
+        (0..self.keys.len()).map(|i| self.list(i))
+    }
+
+    /// Each edge with its triangles, in edge order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&(u32, u32), &[(u32, u8)])> {
+        self.keys.iter().enumerate().map(|(i, k)| (k, self.list(i)))
+    }
 }

@@ -34,6 +34,7 @@
 use std::sync::Arc;
 
 use glam::Vec3;
+use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
 use super::{MeshReport, RtcdMesh, clean, incident_edges};
@@ -152,53 +153,50 @@ impl LevelMesh {
             })
         };
 
-        let mut chunks = Vec::with_capacity(groups.len());
-        let mut local = vec![u32::MAX; positions.len()];
-        for (c, r) in groups.iter().enumerate() {
-            let (mut chunk_positions, mut global) = (Vec::new(), Vec::new());
-            let mut chunk_triangles = Vec::with_capacity(r.len());
-            for &t in &ids[r.clone()] {
-                chunk_triangles.push(triangles[t as usize].map(|v| {
-                    if local[v as usize] == u32::MAX {
-                        local[v as usize] = chunk_positions.len() as u32;
-                        chunk_positions.push(positions[v as usize]);
-                        global.push(v);
-                    }
-                    local[v as usize]
-                }));
-            }
-            for &v in &global {
-                local[v as usize] = u32::MAX;
-            }
-            let chunk_edges = clean::edge_map(&chunk_triangles);
-            let boundary = chunk_edges.values().filter(|l| l.len() == 1).count();
-            let seams: FxHashSet<(u32, u32)> = chunk_edges
-                .iter()
-                .filter(|(_, l)| l.len() == 1)
-                .map(|(&(a, b), _)| (a, b))
-                .filter(|&(a, b)| seam(global[a as usize], global[b as usize]))
-                .collect();
-            let chunk_report = MeshReport {
-                input_vertices: chunk_positions.len(),
-                input_triangles: chunk_triangles.len(),
-                boundary_edges: boundary,
-                components: 1,
-                closed: boundary == 0,
-                ..Default::default()
-            };
-            let mut mesh = RtcdMesh::from_clean(
-                format!("{name} [chunk {c}]"),
-                clean::Cleaned {
-                    positions: chunk_positions,
-                    triangles: chunk_triangles,
-                    report: chunk_report,
-                },
-                None,
-            );
-            mesh.drop_seam_edges(&seams);
-            mesh.set_solid_behind();
-            chunks.push(Arc::new(mesh));
-        }
+        // The chunks are built in parallel: each its own vertices (in increasing global order),
+        // repair report, seams and hierarchy.
+        let chunks: Vec<Arc<RtcdMesh>> = groups
+            .par_iter()
+            .enumerate()
+            .map(|(c, r)| {
+                let mut global: Vec<u32> =
+                    ids[r.clone()].iter().flat_map(|&t| triangles[t as usize]).collect();
+                global.sort_unstable();
+                global.dedup();
+                let local = |v: u32| global.binary_search(&v).map_or(u32::MAX, |i| i as u32);
+                let chunk_positions: Vec<Vec3> = global.iter().map(|&v| positions[v as usize]).collect();
+                let chunk_triangles: Vec<[u32; 3]> =
+                    ids[r.clone()].iter().map(|&t| triangles[t as usize].map(local)).collect();
+                let chunk_edges = clean::edge_map(&chunk_triangles);
+                let boundary = chunk_edges.values().filter(|l| l.len() == 1).count();
+                let seams: FxHashSet<(u32, u32)> = chunk_edges
+                    .iter()
+                    .filter(|(_, l)| l.len() == 1)
+                    .map(|(&(a, b), _)| (a, b))
+                    .filter(|&(a, b)| seam(global[a as usize], global[b as usize]))
+                    .collect();
+                let chunk_report = MeshReport {
+                    input_vertices: chunk_positions.len(),
+                    input_triangles: chunk_triangles.len(),
+                    boundary_edges: boundary,
+                    components: 1,
+                    closed: boundary == 0,
+                    ..Default::default()
+                };
+                let mut mesh = RtcdMesh::from_clean(
+                    format!("{name} [chunk {c}]"),
+                    clean::Cleaned {
+                        positions: chunk_positions,
+                        triangles: chunk_triangles,
+                        report: chunk_report,
+                    },
+                    None,
+                );
+                mesh.drop_seam_edges(&seams);
+                mesh.set_solid_behind();
+                Arc::new(mesh)
+            })
+            .collect();
 
         let boxes: Vec<Aabb> = chunks.iter().map(|m| m.aabb()).collect();
         let (tree, order) = bvh::build(&boxes);

@@ -80,7 +80,7 @@ pub(crate) fn split_non_manifold(positions: &mut Vec<Vec3>, triangles: &mut [[u3
 fn join_edges(positions: &[Vec3], triangles: &[[u32; 3]]) -> (Vec<Join>, usize) {
     let mut joins = Vec::with_capacity(triangles.len() * 3 / 2);
     let mut split = 0;
-    for (&(a, b), list) in &edge_map(triangles) {
+    for (&(a, b), list) in edge_map(triangles).iter() {
         match list[..] {
             [_] => {}
             [(t, _), (o, _)] => joins.push(Join { t, o, a, b }),
