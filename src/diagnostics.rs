@@ -33,13 +33,24 @@ pub struct RtcdDiagnostics {
     pub backend_reason: String,
     /// How many ticks late the contacts' batch results are: the ticks between the tick that
     /// prepared the batch (from the poses the next tick starts with) and this one. 0 on the CPU and
-    /// in immediate mode (traced inside the tick). In pipelined mode 1 when the render world steps
-    /// each batch between two ticks; with Bevy's `PipelinedRenderingPlugin` (the render world runs
-    /// beside the next update) 1 when it is done before that update's narrow phase, 2 otherwise;
-    /// it grows on ticks where no results came back (the cache keeps the last ones, their depths
+    /// in immediate mode (traced inside the tick). In pipelined mode the render world submits a
+    /// batch without waiting and the results are taken once the GPU is done: 1 when the GPU is done
+    /// before the next tick's narrow phase, 2 or more when it is not (the render world keeps one
+    /// batch in flight, and a tick uses the newest results back); with more than one tick per
+    /// frame, the ticks of a frame share a batch's results. It grows on ticks where no results came
+    /// back (the cache keeps the last ones, their depths
     /// refreshed from the current poses). Before the first results, the ticks since the backend
     /// started.
     pub latency_ticks: u32,
+    /// Pipelined mode: the time the thread that collected the results published this tick (the
+    /// render thread, or this tick's narrow phase when they were done before the render world
+    /// looked) was blocked on the GPU. Neither waits for the device: a batch is collected only once
+    /// the device is done with it, so this stays near zero (a readback larger than its first guess
+    /// is the one wait left); 0 on ticks with no results back, and in the other modes.
+    pub render_wait: Duration,
+    /// Pipelined mode: batches the render world dropped since the backend started, because a newer
+    /// one came while the device was still busy with an earlier one (only the newest is stepped).
+    pub dropped_batches: u64,
     /// Our narrow phase: the batch (broad phase, backend step, publishing) plus pairs computed on the
     /// spot during Rapier's step.
     pub narrow_phase_time: Duration,
@@ -105,6 +116,8 @@ impl RtcdDiagnostics {
         d.fell_back = state.fell_back;
         d.backend_reason = state.reason.clone();
         d.latency_ticks = state.latency_ticks;
+        d.render_wait = state.render_wait;
+        d.dropped_batches = state.dropped_batches;
         if !state.fresh {
             // Pipelined mode, no results back this tick: nothing was traced for it; Rapier's solver
             // still holds the contacts of the last results (refreshed), and the dispatcher's misses
@@ -133,6 +146,8 @@ impl RtcdDiagnostics {
             fell_back: false,
             backend_reason: String::new(),
             latency_ticks: 0,
+            render_wait: Duration::ZERO,
+            dropped_batches: 0,
             narrow_phase_time: m.total_time(),
             gpu_time: n.gpu_time,
             pairs: n.pairs,

@@ -84,6 +84,12 @@ pub struct RtcdNarrowPhase {
     pub(crate) fresh: bool,
     /// Ticks between the batch whose results Rapier uses this tick and this tick.
     pub(crate) latency_ticks: u32,
+    /// Pipelined mode: the render thread's time blocked on the device to collect the results
+    /// published this tick.
+    pub(crate) render_wait: std::time::Duration,
+    /// Pipelined mode: batches the render world dropped so far (a newer one came before the device
+    /// was free).
+    pub(crate) dropped_batches: u64,
 }
 
 impl RtcdNarrowPhase {
@@ -98,6 +104,8 @@ impl RtcdNarrowPhase {
             results_tick: None,
             fresh: false,
             latency_ticks: 0,
+            render_wait: std::time::Duration::ZERO,
+            dropped_batches: 0,
         }
     }
 
@@ -345,7 +353,7 @@ fn detect(
     let Ok((mut sim, colliders, bodies)) = contexts.single_mut() else { return };
     state.tick += 1;
     // Traced inside this tick unless the pipelined mode says otherwise.
-    (state.fresh, state.latency_ticks) = (true, 0);
+    (state.fresh, state.latency_ticks, state.render_wait) = (true, 0, std::time::Duration::ZERO);
     // The pipelined mode's results are a tick old: it cannot follow Rapier's contact recycling.
     if state.pipelined && sim.integration_parameters.contact_recycling {
         sim.integration_parameters.contact_recycling = false;

@@ -1,17 +1,27 @@
 //! Pipelined GPU mode (render-world side): the GPU backend lives in the render world and runs each
-//! batch from a system in Bevy's `RenderGraph` schedule, on the `RenderDevice`.
+//! batch from a system in Bevy's `RenderGraph` schedule, on the `RenderDevice`. The render thread
+//! never waits for the device.
 //!
 //! Main world, after `PhysicsSet::Writeback`: the driver prepares a batch from the poses the next
-//! tick will start from and sends it over a channel. Render world (`RenderGraph`, before submit): the
-//! newest batch is stepped on the GPU (bounded wait) and its results sent back. Next tick, before the
-//! step: the results that came back are published to the contact cache; Rapier's dispatcher serves
-//! pairs at the same poses from them, and refreshes each contact's depth from the current pose for
-//! pairs that moved since (`MissPolicy::RefreshDepths`), so a frame of latency does not mean stale
-//! depths.
+//! tick will start from and sends it over a channel. Render world, in `RenderGraphSystems::Render`
+//! and again in `Finish`: the device is polled without blocking (`PollType::Poll`); when the batch
+//! in flight is done (the queue's work-done callback has run) its results are collected and sent
+//! back; when the device is free the newest batch is submitted on the render queue (its own command
+//! encoder, beside Bevy's, not in the render graph's), older batches that waited being dropped. Next
+//! tick, before the step: the main world takes the results of a batch the device is done with
+//! itself when the render world has not yet (again without waiting, nor for the render world's
+//! lock); the newest results that came back are published to the contact cache; Rapier's
+//! dispatcher serves pairs at the same poses from them, and refreshes each contact's depth from the
+//! current pose for pairs that moved since (`MissPolicy::RefreshDepths`), so a few ticks of latency
+//! do not mean stale depths. On ticks with no results back the cache keeps the last ones.
 
-use std::sync::{
-    Mutex,
-    mpsc::{Receiver, Sender, channel},
+use std::{
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+        mpsc::{Receiver, Sender, channel},
+    },
+    time::{Duration, Instant},
 };
 
 use bevy::{
@@ -32,19 +42,61 @@ use rtcd_wgpu::{GpuNarrowPhase, GpuOptions};
 use crate::{RtcdNarrowPhase, RtcdSettings, plugin::RtcdSystems};
 
 enum ToRender {
-    Backend(Box<GpuNarrowPhase>),
+    Backend(Box<RenderGpu>),
     /// A batch and the tick that prepared it.
     Batch(Batch, u64),
 }
 
-/// A batch, the tick that prepared it, and the GPU's results.
-type FromRender = (Batch, u64, Result<StepOutput, BackendError>);
+/// What the render world tells the main world with each result.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RenderStats {
+    /// The render thread's time blocked on the device while collecting these results
+    /// (`StepMetrics::device_wait`): near zero, since it collects only finished submissions.
+    pub(crate) wait: Duration,
+    /// Batches the render world dropped so far, replaced by a newer one before the device was free.
+    pub(crate) dropped: u64,
+}
+
+/// A batch, the tick that prepared it, the GPU's results, and the render world's figures.
+type FromRender = (Batch, u64, Result<StepOutput, BackendError>, RenderStats);
 
 /// Main-world ends of the channels.
 #[derive(Resource)]
 pub(crate) struct PipelineChannels {
     to_render: Mutex<Sender<ToRender>>,
     from_render: Mutex<Receiver<FromRender>>,
+    /// The render world's state: the main world's tick collects the batch in flight itself when
+    /// the device is done with it before the render world saw it (never waiting, nor for the lock).
+    render: Arc<Mutex<RenderState>>,
+}
+
+/// A batch submitted to the device, not yet collected.
+struct InFlight {
+    batch: Batch,
+    tick: u64,
+    /// Set by the queue's `on_submitted_work_done` callback: the step's work and its readback
+    /// mappings are done (wgpu fires mapping callbacks before work-done callbacks).
+    done: Arc<AtomicBool>,
+    submitted: Instant,
+}
+
+/// The backend, the device and queue it runs on (polled without waiting), and how long a step may
+/// take.
+struct RenderGpu {
+    gpu: GpuNarrowPhase,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    timeout: Duration,
+}
+
+/// Render-world state.
+#[derive(Default)]
+struct RenderState {
+    gpu: Option<Box<RenderGpu>>,
+    in_flight: Option<InFlight>,
+    /// The newest batch, waiting for the device.
+    waiting: Option<(Batch, u64)>,
+    dropped: u64,
 }
 
 /// Render-world side.
@@ -52,7 +104,7 @@ pub(crate) struct PipelineChannels {
 struct RenderSide {
     from_main: Mutex<Receiver<ToRender>>,
     to_main: Mutex<Sender<FromRender>>,
-    gpu: Mutex<Option<Box<GpuNarrowPhase>>>,
+    state: Arc<Mutex<RenderState>>,
 }
 
 /// Marks that the render sub-app exists and got our system.
@@ -68,16 +120,21 @@ pub(crate) fn finish(app: &mut App) {
     let Some(render_app) = app.get_sub_app_mut(RenderApp) else { return };
     let (to_render, from_main) = channel();
     let (to_main, from_render) = channel();
+    let state = Arc::new(Mutex::new(RenderState::default()));
     render_app
         .insert_resource(RenderSide {
             from_main: Mutex::new(from_main),
             to_main: Mutex::new(to_main),
-            gpu: Mutex::new(None),
+            state: state.clone(),
         })
-        .add_systems(RenderGraph, dispatch.in_set(RenderGraphSystems::Render));
+        .add_systems(
+            RenderGraph,
+            (dispatch.in_set(RenderGraphSystems::Render), dispatch.in_set(RenderGraphSystems::Finish)),
+        );
     app.insert_resource(PipelineChannels {
         to_render: Mutex::new(to_render),
         from_render: Mutex::new(from_render),
+        render: state,
     })
     .insert_resource(PipelineReady);
 }
@@ -97,7 +154,7 @@ pub(crate) fn start(world: &World, params: RtcdParams, settings: &RtcdSettings) 
         .to_render
         .lock()
         .map_err(|e| e.to_string())?
-        .send(ToRender::Backend(Box::new(gpu)))
+        .send(ToRender::Backend(Box::new(RenderGpu { gpu, device, queue, timeout: settings.gpu_timeout })))
         .map_err(|e| e.to_string())?;
     Ok(info.name)
 }
@@ -117,12 +174,19 @@ pub(crate) fn pipelined_detect(
             newest = Some(r);
         }
     }
+    // Results done since the render world last looked are newer than any it sent.
+    if let Ok(mut st) = pipe.render.try_lock()
+        && let Some(r) = collect_done(&mut st)
+    {
+        newest = Some(r);
+    }
     match newest {
-        Some((batch, tick, Ok(out))) => {
+        Some((batch, tick, Ok(out), stats)) => {
             state.driver.publish(&batch, out);
             state.results_tick = Some(tick);
+            (state.render_wait, state.dropped_batches) = (stats.wait, stats.dropped);
         }
-        Some((_, _, Err(e))) => {
+        Some((_, _, Err(e), _)) => {
             warn!("rtcd: the pipelined GPU backend failed ({e}); using the CPU backend from now on");
             state.pipelined = false;
             state.fall_back(&format!("the pipelined GPU backend failed ({e})"));
@@ -166,25 +230,74 @@ fn send_batch(
     }
 }
 
-/// Render world: step the newest batch on the GPU and send the results back.
+/// Render world, twice a frame (in `RenderGraphSystems::Render`, and in `Finish` after Bevy's own
+/// submission): never waits for the device. When the batch in flight is done, collects its results
+/// and sends them to the main world; when the device is free, submits the newest batch (older ones
+/// that waited are dropped, counted).
 fn dispatch(side: Res<RenderSide>) {
-    let mut batch = None;
     let mut messages = Vec::new();
     if let Ok(rx) = side.from_main.lock() {
         while let Ok(m) = rx.try_recv() {
             messages.push(m);
         }
     }
-    let Ok(mut gpu) = side.gpu.lock() else { return };
+    let Ok(mut guard) = side.state.lock() else { return };
+    let st = &mut *guard;
     for m in messages {
         match m {
-            ToRender::Backend(g) => *gpu = Some(g),
-            ToRender::Batch(b, tick) => batch = Some((b, tick)),
+            ToRender::Backend(g) => st.gpu = Some(g),
+            ToRender::Batch(b, tick) => {
+                if st.waiting.replace((b, tick)).is_some() {
+                    st.dropped += 1;
+                }
+            }
         }
     }
-    let (Some((batch, tick)), Some(gpu)) = (batch, gpu.as_mut()) else { return };
-    let out = gpu.step(&batch.inputs(), &batch.options());
-    if let Ok(tx) = side.to_main.lock() {
-        let _ = tx.send((batch, tick, out));
+    if let Some(r) = collect_done(st)
+        && let Ok(tx) = side.to_main.lock()
+    {
+        let _ = tx.send(r);
     }
+    let Some(RenderGpu { gpu, queue, .. }) = st.gpu.as_deref_mut() else { return };
+    if st.in_flight.is_some() {
+        return;
+    }
+    let Some((batch, tick)) = st.waiting.take() else { return };
+    if let Err(e) = gpu.submit(&batch.inputs(), &batch.options()) {
+        st.gpu = None;
+        if let Ok(tx) = side.to_main.lock() {
+            let _ = tx.send((batch, tick, Err(e), RenderStats { wait: Duration::ZERO, dropped: st.dropped }));
+        }
+        return;
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let flag = done.clone();
+    queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
+    st.in_flight = Some(InFlight { batch, tick, done, submitted: Instant::now() });
+}
+
+/// The results of the batch in flight if the device is done with it, without waiting: the device
+/// is polled (`PollType::Poll`), and the batch is collected once the queue's work-done callback has
+/// run. A batch in flight longer than `RtcdSettings::gpu_timeout` is a failure, as in immediate
+/// mode. The backend is dropped after a failure.
+fn collect_done(st: &mut RenderState) -> Option<FromRender> {
+    let RenderGpu { gpu, device, timeout, .. } = st.gpu.as_deref_mut()?;
+    let f = st.in_flight.as_ref()?;
+    // Runs the callbacks of finished work.
+    let _ = device.poll(wgpu::PollType::Poll);
+    let out = if f.done.load(Ordering::Acquire) {
+        // The submission and its mappings are done: `collect` finds them so and does not wait, but
+        // for a readback larger than its first guess (counted in the step's `device_wait`).
+        gpu.collect()
+    } else if f.submitted.elapsed() > *timeout {
+        Err(BackendError::Readback(format!("no result after {timeout:?}")))
+    } else {
+        return None;
+    };
+    let f = st.in_flight.take()?;
+    let wait = out.as_ref().ok().and_then(|o| o.metrics.device_wait).unwrap_or_default();
+    if out.is_err() {
+        st.gpu = None;
+    }
+    Some((f.batch, f.tick, out, RenderStats { wait, dropped: st.dropped }))
 }

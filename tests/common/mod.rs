@@ -113,8 +113,9 @@ pub fn lowest_y(app: &mut App, e: Entity) -> f32 {
 }
 
 /// The most ticks late the pipelined GPU mode's results may be (`RtcdDiagnostics::latency_ticks`):
-/// 1 with the render world right after the main world, 2 with it beside the next update, one more
-/// for an update that runs two fixed ticks.
+/// 1 when the GPU is done with a batch (submitted by the render world without waiting) before the
+/// next tick's narrow phase, 2 when it is done a frame later, one more for an update that runs two
+/// fixed ticks. Measured on lavapipe (2 cores): 1 on nearly every tick, at most 2.
 pub const MAX_PIPELINED_LATENCY: u32 = 3;
 
 /// Whether the last tick's contacts came from `expected`, by the public diagnostic
