@@ -45,8 +45,8 @@ const COUNT_WALK_STEPS: u32 = 4u;
 const COUNTERS: u32 = 8u;
 
 // A mesh vertex: position and exit distance (w), outward normal and the mesh's bounding-box diagonal
-// (w: with the pair's culling_dist, how far its rays reach into a solid-behind mesh,
-// rtcd::detect::solid_reach).
+// (w: with the pair's culling_dist, how far its rays reach into a solid-behind mesh, or a closed one
+// with the closed reach, rtcd::detect::solid_reach).
 struct Vertex {
     p: vec4<f32>,
     n: vec4<f32>,
@@ -83,11 +83,19 @@ struct MeshRef {
     // 1 for a box (rtcd::RtcdMesh::cuboid, centred on its frame's origin): vertices of the other mesh
     // get exact contacts against it (shaders/cuboid.wgsl), not rays. 0 otherwise.
     cuboid: u32,
-    // 1 for a surface that is solid behind its back side (a level chunk, rtcd::RtcdMesh::solid_behind):
-    // a back-face hit of another mesh's vertex ray counts within the larger of the vertex's exit distance
-    // and the solid reach (shaders/hermann.wgsl ray_limit). 0 otherwise.
+    // How far the other mesh's vertex rays into this mesh count a back-face hit: REACH_SOLID_BEHIND for
+    // a surface that is solid behind its back side (a level chunk, rtcd::RtcdMesh::solid_behind), set
+    // with the mesh; REACH_CLOSED for a closed mesh whose pair takes the closed reach
+    // (rtcd::detect::closed_reach_into, rtcd::RtcdParams::closed_reach), set in each Pair's copy. Either:
+    // within the larger of the vertex's exit distance and the solid reach (shaders/hermann.wgsl
+    // ray_limit); REACH_CLOSED: beyond the exit distance, only the nearer way out (trace_standard.wgsl
+    // nearer_way_out). 0: the exit distance (Hermann 2008 Alg. 1).
     solid_behind: u32,
 }
+
+// MeshRef.solid_behind bits.
+const REACH_SOLID_BEHIND: u32 = 1u;
+const REACH_CLOSED: u32 = 2u;
 
 // One pair of one step (uploaded each step).
 struct Pair {

@@ -19,10 +19,16 @@
 //! Two grounds: the slab as [`RtcdMesh::cuboid`], the exact box Rapier cuboids give, whose contacts
 //! must be exact for every mesh (no wrong-way case, the deepest vertex always in contact, its depth
 //! within 1 %); and the slab as an ordinary closed mesh of 8 vertices and 12 triangles, the general
-//! mesh-mesh path, where a vertex ray only counts a contact when it meets the other body before it
-//! leaves its own (Hermann 2008 Alg. 1). There the paper's own meshes keep the paper's figures, and
-//! the failures on thin bodies (limbs, a plate) are printed as the known limits of vertex rays
-//! between two meshes, not asserted.
+//! mesh-mesh path. There each mesh runs with and without [`RtcdParams::closed_reach`]:
+//! - without it, a vertex ray only counts a contact when it meets the other body before it leaves
+//!   its own (Hermann 2008 Alg. 1): the paper's own meshes keep the paper's figures, and the
+//!   failures on thin bodies (limbs, a plate: their deepest vertex is deeper than the body is thick)
+//!   are printed as the known limits of that rule, not asserted;
+//! - with it (the default), a back-face hit counts as far as the body's size reaches into the
+//!   closed slab, the nearer way out: re-projected, every mesh's contacts are as exact as on the
+//!   cuboid (the same check), and against the rule above the deepest vertex is in contact at least
+//!   as often, with no more wrong-way or contact-less cases and a mean depth error no larger, with
+//!   or without re-projection (the raw rays' depth, the ray's length, is not compared).
 
 mod common;
 
@@ -127,12 +133,14 @@ impl fmt::Display for Case {
     }
 }
 
-/// Every case of `mesh` in the slab given as `ground`, with or without re-projection.
-fn run_cases(mesh: &RtcdMesh, ground: Ground, reprojection: bool) -> Vec<Case> {
+/// Every case of `mesh` in the slab given as `ground`, with or without re-projection and
+/// [`RtcdParams::closed_reach`].
+fn run_cases(mesh: &RtcdMesh, ground: Ground, reprojection: bool, closed_reach: bool) -> Vec<Case> {
     let ground_mesh = ground.mesh();
     let ground_pose = common::ground_pose();
     let top = ground_pose.transform_point(Vec3::new(0.0, GROUND_HALF.y, 0.0)).y;
-    let params = RtcdParams { reprojection, iterative: false, ..RtcdParams::from_meshes(&[mesh]) };
+    let params =
+        RtcdParams { reprojection, closed_reach, iterative: false, ..RtcdParams::from_meshes(&[mesh]) };
     let mut np = NarrowPhase::new(params).unwrap();
     let mut rng = common::rng(2014);
     let mut cases = Vec::with_capacity(ORIENTATIONS * DEPTHS);
@@ -275,10 +283,34 @@ fn failures(report: &mut String, cases: &[Case], all: bool) {
     list(report, "no contact although the mesh penetrates", &none, all);
 }
 
-/// Runs every case of `mesh` on both grounds, with and without re-projection, prints the figures
-/// and checks them. `paper_mesh`: one of the paper's own meshes, which keeps the paper's figures on
-/// the box-mesh ground.
+/// The figures of one mesh on one ground with one [`RtcdParams::closed_reach`] setting, with
+/// (`with`) and without (`without`) re-projection, and their cases.
+struct Run {
+    closed_reach: bool,
+    with_cases: Vec<Case>,
+    without_cases: Vec<Case>,
+    with: Figures,
+    without: Figures,
+}
+
+impl Run {
+    fn new(mesh: &RtcdMesh, ground: Ground, closed_reach: bool) -> Self {
+        let with_cases = run_cases(mesh, ground, true, closed_reach);
+        let without_cases = run_cases(mesh, ground, false, closed_reach);
+        let (with, without) = (Figures::of(&with_cases), Figures::of(&without_cases));
+        Self { closed_reach, with_cases, without_cases, with, without }
+    }
+
+    fn setting(&self) -> &'static str {
+        if self.closed_reach { "closed reach on" } else { "closed reach off" }
+    }
+}
+
+/// Runs every case of `mesh` on both grounds, with and without re-projection, with
+/// [`RtcdParams::closed_reach`] off and on, prints the figures and checks them. `paper_mesh`: one
+/// of the paper's own meshes, which keeps the paper's figures on the box-mesh ground.
 fn check(name: &str, mesh: &RtcdMesh, paper_mesh: bool) {
+    assert!(RtcdParams::from_meshes(&[mesh]).closed_reach, "the closed reach is on by default");
     let mut report = format!(
         "ground deviation, {name} ({} vertices, {} triangles):\n",
         mesh.positions().len(),
@@ -286,62 +318,102 @@ fn check(name: &str, mesh: &RtcdMesh, paper_mesh: bool) {
     );
     let mut errors = Vec::new();
     for ground in [Ground::Cuboid, Ground::BoxMesh] {
-        let with_cases = run_cases(mesh, ground, true);
-        let without_cases = run_cases(mesh, ground, false);
-        let with = Figures::of(&with_cases);
-        let without = Figures::of(&without_cases);
-        report.push_str(&format!("  {}, re-projection: {with}\n", ground.label()));
-        report.push_str(&format!("  {}, raw rays:      {without}\n", ground.label()));
-        match ground {
-            Ground::Cuboid => {
-                // The exact box: every case, with or without re-projection (the box's contacts do
-                // not depend on it).
-                for (mode, cases, fig) in
-                    [("re-projection", &with_cases, &with), ("raw rays", &without_cases, &without)]
-                {
+        let runs = [Run::new(mesh, ground, false), Run::new(mesh, ground, true)];
+        for run in &runs {
+            let (with, without) = (&run.with, &run.without);
+            let at = format!("{}, {}", ground.label(), run.setting());
+            report.push_str(&format!("  {at}, re-projection: {with}\n"));
+            report.push_str(&format!("  {at}, raw rays:      {without}\n"));
+            match ground {
+                Ground::Cuboid => {
+                    // The exact box: every case, with or without re-projection (the box's contacts
+                    // do not depend on it) and either setting (the box takes no ray).
+                    for (mode, cases, fig) in
+                        [("re-projection", &run.with_cases, with), ("raw rays", &run.without_cases, without)]
+                    {
+                        let worst = cases.iter().map(|c| c.depth_error().abs()).fold(0.0, f64::max);
+                        let ok = fig.wrong_way == 0
+                            && fig.no_contact == 0
+                            && cases.iter().all(|c| c.deepest_in_contact)
+                            && worst <= CUBOID_DEPTH_TOLERANCE;
+                        if !ok {
+                            report.push_str(&format!("  FAILING on the {at}, {mode}:\n"));
+                            failures(&mut report, cases, true);
+                            errors.push(format!("{name}, {at}, {mode}: {fig}"));
+                        }
+                    }
+                    if with.deviation > 0.01 {
+                        errors.push(format!("{name}, {at}: deviation {} % > 0.01 %", with.deviation));
+                    }
+                }
+                Ground::BoxMesh if run.closed_reach => {
+                    // As exact as the cuboid once re-projected (the raw rays' depth is the ray's
+                    // length, and their direction the ray's).
+                    let cases = &run.with_cases;
                     let worst = cases.iter().map(|c| c.depth_error().abs()).fold(0.0, f64::max);
-                    let ok = fig.wrong_way == 0
-                        && fig.no_contact == 0
+                    let ok = with.wrong_way == 0
+                        && with.no_contact == 0
                         && cases.iter().all(|c| c.deepest_in_contact)
                         && worst <= CUBOID_DEPTH_TOLERANCE;
                     if !ok {
-                        report.push_str(&format!("  FAILING on the {}, {mode}:\n", ground.label()));
+                        report.push_str(&format!("  FAILING on the {at}, re-projection:\n"));
                         failures(&mut report, cases, true);
-                        errors.push(format!("{name}, {}, {mode}: {fig}", ground.label()));
-                    }
-                }
-                if with.deviation > 0.01 {
-                    errors.push(format!(
-                        "{name}, {}: deviation {} % > 0.01 %",
-                        ground.label(),
-                        with.deviation
-                    ));
-                }
-            }
-            Ground::BoxMesh => {
-                report.push_str(
-                    "  known limits of vertex rays between two meshes (Hermann 2008 Alg. 1: a vertex deeper \
-                     than its own body is thick along its inward ray gets no contact), re-projection:\n",
-                );
-                failures(&mut report, &with_cases, false);
-                if paper_mesh {
-                    if with.upward < ORIENTATIONS * DEPTHS * 9 / 10 {
-                        errors.push(format!(
-                            "{name}, {}: only {} cases pushed up",
-                            ground.label(),
-                            with.upward
-                        ));
+                        errors.push(format!("{name}, {at}, re-projection: {with}"));
                     }
                     if with.deviation > 0.01 {
-                        errors.push(format!(
-                            "{name}, {}: deviation with re-projection {} % > 0.01 %",
-                            ground.label(),
-                            with.deviation
-                        ));
+                        errors.push(format!("{name}, {at}: deviation {} % > 0.01 %", with.deviation));
                     }
-                    if without.deviation <= with.deviation {
-                        errors.push(format!("{name}, {}: raw rays should deviate more", ground.label()));
+                }
+                Ground::BoxMesh => {
+                    report.push_str(&format!(
+                        "  {at}, known limits of Hermann 2008 Alg. 1 (a vertex deeper than its own body is \
+                         thick along its inward ray gets no contact), re-projection:\n"
+                    ));
+                    failures(&mut report, &run.with_cases, false);
+                    if paper_mesh {
+                        if with.upward < ORIENTATIONS * DEPTHS * 9 / 10 {
+                            errors.push(format!("{name}, {at}: only {} cases pushed up", with.upward));
+                        }
+                        if with.deviation > 0.01 {
+                            errors.push(format!(
+                                "{name}, {at}: deviation with re-projection {} % > 0.01 %",
+                                with.deviation
+                            ));
+                        }
+                        if without.deviation <= with.deviation {
+                            errors.push(format!("{name}, {at}: raw rays should deviate more"));
+                        }
                     }
+                }
+            }
+        }
+        if ground == Ground::BoxMesh {
+            // The closed reach against Hermann's exit rule on the general mesh-mesh path: the
+            // deepest vertex in contact at least as often, the deepest depth at least as close on
+            // average, no more wrong-way cases nor cases without contact, with or without
+            // re-projection.
+            let [off, on] = &runs;
+            for (mode, off, on) in
+                [("re-projection", &off.with, &on.with), ("raw rays", &off.without, &on.without)]
+            {
+                let at = format!("{name}, {}, {mode}", ground.label());
+                if on.deepest_contact < off.deepest_contact {
+                    errors.push(format!(
+                        "{at}: deepest vertex in contact {:.2} % with the closed reach, {:.2} % without",
+                        on.deepest_contact, off.deepest_contact
+                    ));
+                }
+                if on.wrong_way > off.wrong_way || on.no_contact > off.no_contact {
+                    errors.push(format!(
+                        "{at}: {} wrong-way and {} contact-less cases with the closed reach, {} and {} without",
+                        on.wrong_way, on.no_contact, off.wrong_way, off.no_contact
+                    ));
+                }
+                if mode == "re-projection" && on.depth_error_mean.abs() > off.depth_error_mean.abs() + 0.001 {
+                    errors.push(format!(
+                        "{at}: mean depth error {:+.3} % with the closed reach, {:+.3} % without",
+                        on.depth_error_mean, off.depth_error_mean
+                    ));
                 }
             }
         }

@@ -13,7 +13,8 @@ pub struct GpuVertex {
     /// xyz position, w exit distance.
     pub p: [f32; 4],
     /// xyz outward normal, w the mesh's bounding-box diagonal (with the pair's `culling_dist`, the
-    /// reach of its rays into a solid-behind mesh: [`rtcd::detect::solid_reach`]).
+    /// reach of its rays into a solid-behind mesh, or a closed one with the closed reach:
+    /// [`rtcd::detect::solid_reach`]).
     pub n: [f32; 4],
 }
 
@@ -48,11 +49,20 @@ pub struct GpuMeshRef {
     /// 1 for a box ([`rtcd::RtcdMesh::cuboid`]), whose other mesh's vertices get exact contacts
     /// (`shaders/cuboid.wgsl`); 0 otherwise.
     pub cuboid: u32,
-    /// 1 for a surface that is solid behind its back side ([`rtcd::RtcdMesh::solid_behind`]: a
-    /// level chunk), into which the other mesh's vertex rays count back-face hits as far as
-    /// [`rtcd::detect::ray_limit`] says; 0 otherwise.
+    /// How far the other mesh's vertex rays count back-face hits in this one
+    /// ([`rtcd::detect::ray_limit`]): [`MESH_REACH_SOLID_BEHIND`] for a surface that is solid behind
+    /// its back side ([`rtcd::RtcdMesh::solid_behind`]: a level chunk), set with the mesh;
+    /// [`MESH_REACH_CLOSED`] for a closed mesh whose pair takes the closed reach
+    /// ([`rtcd::detect::closed_reach_into`]), set in each pair's copy; 0 otherwise.
     pub solid_behind: u32,
 }
+
+/// `MeshRef.solid_behind`: a level chunk, solid behind its surface.
+pub const MESH_REACH_SOLID_BEHIND: u32 = 1;
+/// `MeshRef.solid_behind`: a closed mesh whose pair takes the closed reach
+/// ([`rtcd::RtcdParams::closed_reach`]); beyond the exit distance only the nearer way out counts
+/// ([`rtcd::detect::nearer_way_out`]).
+pub const MESH_REACH_CLOSED: u32 = 2;
 
 /// `Pair`: one pair of one step.
 #[repr(C)]

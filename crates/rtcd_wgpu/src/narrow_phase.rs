@@ -25,7 +25,7 @@ use rtcd::{
     aabb::Aabb,
     contact::{ReduceScratch, reduce_manifolds_with},
     detect::{
-        needs_standard_trace, pair_edge_contacts, reach_box, separation_before_trace,
+        closed_reach_into, needs_standard_trace, pair_edge_contacts, reach_box, separation_before_trace,
         separation_for_reach_from, vertex_candidate_region,
     },
     narrow_phase::{RayDebug, RayOutcome},
@@ -462,8 +462,9 @@ impl GpuNarrowPhase {
                 reach_a_max: vec4(reach1.max, 0.0),
                 reach_b_min: vec4(reach2.min, 0.0),
                 reach_b_max: vec4(reach2.max, 0.0),
-                mesh_a: m1,
-                mesh_b: m2,
+                // Rays into a closed mesh take the closed reach per pair (`closed_reach_into`).
+                mesh_a: closed_reach_ref(m1, p.mesh1, &params),
+                mesh_b: closed_reach_ref(m2, p.mesh2, &params),
                 slot: a.slot,
                 flags: if standard { PAIR_STANDARD } else { 0 } | if a.new { PAIR_NEW } else { 0 },
                 entry_offset: entries as u32,
@@ -900,6 +901,13 @@ impl GpuNarrowPhase {
 
 type PairParsed =
     (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, [Vec<RayRecord>; 2]);
+
+/// `r`, where `mesh` lives, marked [`MESH_REACH_CLOSED`] when the other mesh's vertex rays into it
+/// take the closed reach in a pair of `params` ([`closed_reach_into`]).
+fn closed_reach_ref(r: GpuMeshRef, mesh: &rtcd::RtcdMesh, params: &RtcdParams) -> GpuMeshRef {
+    let closed = if closed_reach_into(mesh, params) { MESH_REACH_CLOSED } else { 0 };
+    GpuMeshRef { solid_behind: r.solid_behind | closed, ..r }
+}
 
 /// Encodes the compaction pass (entries → next records and contacts).
 #[expect(clippy::too_many_arguments, reason = "the per-pair inputs of one step, passed as they are used")]

@@ -1,7 +1,8 @@
 //! Per-pair detection: Hermann's vertex rays, IRTCD's iterative walk with its displacement criterion,
 //! and the 2014 paper's predictive rays, and exact vertex contacts against boxes
-//! ([`box_vertex_face`]); into a surface that is solid behind (a level chunk), vertex rays reach as
-//! far as their body's size ([`solid_reach`]). `pair::detect_pair` runs one pair for one step.
+//! ([`box_vertex_face`]); into a surface that is solid behind (a level chunk), and with
+//! [`crate::RtcdParams::closed_reach`] into a closed mesh, vertex rays reach as far as their body's
+//! size ([`solid_reach`]). `pair::detect_pair` runs one pair for one step.
 
 mod cuboid;
 mod edge;
@@ -12,10 +13,10 @@ pub use edge::{EdgeCrossing, EdgeTest, edge_crossing, ridge_contact};
 pub use cuboid::{BoxFace, TRIANGLES_PER_BOX_FACE, box_exit_face, box_vertex_face, nearest_box_face};
 
 pub use pair::{
-    TraceReference, candidate_region, max_displacement, needs_standard_trace, pair_edge_contacts,
-    pair_solid_reach, ray_limit, ray_reach, reach_box, separation_before_trace, separation_bound,
-    separation_bound_beyond, separation_for_reach, separation_for_reach_from, solid_reach,
-    vertex_candidate_region,
+    TraceReference, candidate_region, closed_reach_into, max_displacement, nearer_way_out,
+    needs_standard_trace, pair_edge_contacts, pair_solid_reach, ray_limit, ray_reach, reach_box,
+    separation_before_trace, separation_bound, separation_bound_beyond, separation_for_reach,
+    separation_for_reach_from, solid_reach, vertex_candidate_region, vertex_reach,
 };
 
 use crate::pose::Pose;

@@ -21,7 +21,7 @@ use crate::{
     params::RtcdParams,
     pose::Pose,
     ray::Ray,
-    trace::{NO_SKIP, WalkOutcome, walk},
+    trace::{LineHits, NO_SKIP, WalkOutcome, walk},
 };
 
 /// One pair's output of [`detect_pair`]. Its figures go to the caller's sum, but for the two
@@ -107,8 +107,9 @@ pub fn candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, distance
 }
 
 /// How far a vertex ray of `from` may travel into `to` and still count a back-face hit as a contact
-/// when `to` is [solid behind](RtcdMesh::solid_behind) (a level chunk): `from`'s bounding-box
-/// diagonal plus the pair's `culling_dist`. `None` for any other `to`.
+/// when `to` is [solid behind](RtcdMesh::solid_behind) (a level chunk), or closed
+/// ([`RtcdMesh::is_closed`], not a [`RtcdMesh::cuboid`]) with [`RtcdParams::closed_reach`]:
+/// `from`'s bounding-box diagonal plus the pair's `culling_dist`. `None` for any other `to`.
 ///
 /// Hermann 2008, Alg. 1 counts a hit on the other mesh's back face only before the ray leaves its
 /// own body (its exit distance), which tells a vertex inside the other body from one whose ray
@@ -120,12 +121,76 @@ pub fn candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, distance
 /// own size: a far back face (an overhang above a cave) does not count. A ray that leaves the body,
 /// enters the ground through another chunk and comes back out through this one within the reach
 /// counts too (a narrow ridge under a body); the chunk cannot tell.
+///
+/// The same holds inside a closed, consistently wound mesh (what [`RtcdMesh::new`] makes of a
+/// watertight input): a ray whose first hit is a back face starts inside it. A ray from a vertex
+/// outside meets a front face first, which ends it, so the longer limit finds no false contact
+/// there, except on a surface that passes through itself. Into a closed mesh the reach serves the
+/// vertices where their body is thinner than the pair's `culling_dist` ([`vertex_reach`]), and
+/// a hit beyond the exit distance counts only as the nearer way out ([`nearer_way_out`]). With the
+/// option off, rays into closed meshes keep Hermann's exit distance. A box built by
+/// [`RtcdMesh::cuboid`] gets exact contacts instead of rays, inside it at any depth: no reach.
 pub fn solid_reach(from: &RtcdMesh, to: &RtcdMesh, params: &RtcdParams) -> Option<f32> {
-    to.solid_behind().then(|| from.aabb().extents().length() + params.culling_dist)
+    (to.solid_behind() || closed_reach_into(to, params))
+        .then(|| from.aabb().extents().length() + params.culling_dist)
+}
+
+/// Whether vertex rays into `to` take the [`solid_reach`] for `to` being closed
+/// ([`RtcdParams::closed_reach`]; not a [`RtcdMesh::cuboid`], whose vertices get exact contacts).
+/// Such a ray's back-face hit beyond its exit distance counts only when it is the nearer way out
+/// of `to` along the ray's line ([`nearer_way_out`]). Both backends decide with it, per pair.
+#[inline]
+pub fn closed_reach_into(to: &RtcdMesh, params: &RtcdParams) -> bool {
+    params.closed_reach && to.is_closed() && to.cuboid_half_extents().is_none()
+}
+
+/// With the closed reach ([`closed_reach_into`], `closed`), whether a back-face hit of `ray` at `t`
+/// beyond the vertex's exit distance `exit` counts: when no triangle of `to` lies within `t` along
+/// the opposite ray, so that the hit is the nearer way out of `to` along the line. Always within
+/// `exit` (Hermann 2008, Alg. 1), and without the closed reach.
+///
+/// A vertex deeper inside a closed mesh than its own body is thick leaves it both ways along its
+/// line. The deepest vertices of a thin limb pressed into a slab look back up the way they came
+/// in, to the near face; the vertices on the limb's far side look on, through the slab, to its far
+/// face, which would push the limb further in. Of the two, the nearer way out is the one that
+/// separates the bodies; the other vertex gets no contact, as under Hermann's rule. Decided at
+/// the standard trace (the tracer of [`RtcdParams::tracer`], on both backends); an iterative walk
+/// continues from the triangle its record holds, on the side of the mesh that was the nearer way
+/// out, and is not tested again.
+#[inline]
+pub fn nearer_way_out(
+    to: &RtcdMesh,
+    ray: &Ray,
+    t: f32,
+    exit: f32,
+    closed: bool,
+    params: &RtcdParams,
+) -> bool {
+    !closed
+        || t <= exit
+        || params.tracer.trace_line(to, &Ray::new(ray.origin, -ray.dir), 0.0, t, NO_SKIP).forward.is_none()
+}
+
+/// The reach of the ray of a vertex of exit distance `exit` into `to`, of `solid` the direction's
+/// [`solid_reach`]: `solid`, but into a closed mesh ([`closed_reach_into`], `closed`) only where
+/// the casting body is thinner along the ray than the pair's `culling_dist` (2014 Eq. 1), `None`
+/// elsewhere (Hermann's exit distance).
+///
+/// Where the body is thinner than that, a vertex moving within the predictions' reach in a step
+/// can end deeper in the other body than its own body is thick, and Hermann's rule loses it: a
+/// thin plate or limb falling into a box mesh sinks on. Where the body is thicker, a vertex must go
+/// in deeper than `culling_dist` for that, farther than the predictions look ahead; its ray keeps
+/// its exit distance, which also spares the rays of the bodies of an ordinary pile, thicker than
+/// their edges are long, any trace beyond it. Both backends use it (on the GPU, inside
+/// `ray_limit` of `shaders/hermann.wgsl`).
+#[inline]
+pub fn vertex_reach(solid: Option<f32>, closed: bool, exit: f32, params: &RtcdParams) -> Option<f32> {
+    if closed && exit >= params.culling_dist { None } else { solid }
 }
 
 /// The ray length within which a back-face hit is a contact: the vertex's exit distance `exit`, or
-/// the larger of it and `reach` into a solid-behind mesh ([`solid_reach`]). Both backends use it.
+/// the larger of it and `reach` ([`vertex_reach`]: into a solid-behind mesh, or a closed one with
+/// [`RtcdParams::closed_reach`], [`solid_reach`]). Both backends use it.
 #[inline]
 pub fn ray_limit(exit: f32, reach: Option<f32>) -> f32 {
     match reach {
@@ -150,11 +215,49 @@ pub fn vertex_candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, p
     }
 }
 
-/// How much farther than [`ray_reach`] a pair's vertex rays find contacts: the larger
-/// [`solid_reach`] of its two directions, 0 when neither mesh is solid behind.
+/// How much farther than [`ray_reach`] a pair's vertex rays find contacts around the meshes'
+/// surfaces: the larger [`solid_reach`] of its two directions into a
+/// [solid-behind](RtcdMesh::solid_behind) mesh, 0 when neither mesh is. The reach into a closed
+/// mesh ([`RtcdParams::closed_reach`]) is not counted: there it only matters for a body wholly
+/// inside the other, which [`separation_for_reach_from`] tells apart.
 pub fn pair_solid_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, params: &RtcdParams) -> f32 {
-    let reach = |from, to| solid_reach(from, to, params).unwrap_or(0.0);
+    let reach = |from, to: &RtcdMesh| {
+        if to.solid_behind() { solid_reach(from, to, params).unwrap_or(0.0) } else { 0.0 }
+    };
     reach(mesh1, mesh2).max(reach(mesh2, mesh1))
+}
+
+/// A direction that no axis-aligned edge or face of a mesh lies along, for [`inside_closed`].
+const INSIDE_TEST_DIR: Vec3 = Vec3::new(0.267_261_24, 0.534_522_5, 0.801_783_7);
+
+/// Whether point `p` (in `to`'s frame) is inside the closed mesh `to`: within its box, and the
+/// first triangle a ray from it meets is met from inside (the test of Hermann 2008, Alg. 1, on a
+/// fixed direction).
+fn inside_closed(to: &RtcdMesh, p: Vec3) -> bool {
+    to.aabb().contains(p)
+        && crate::params::TracerKind::Bvh
+            .trace_line(to, &Ray::new(p, INSIDE_TEST_DIR), 0.0, f32::INFINITY, NO_SKIP)
+            .forward
+            .is_some_and(|h| h.from_inside)
+}
+
+/// The [`solid_reach`] into a closed mesh ([`RtcdParams::closed_reach`]) of a pair whose surfaces
+/// do not meet, where one body can only touch the other from inside it: for each direction whose
+/// `to` takes the closed reach, that reach when a vertex of each connected component of `from`
+/// ([`RtcdMesh::component_vertices`]) is inside `to` (a component whose surface does not meet `to`'s
+/// is wholly inside or wholly outside it) and some vertex of `from` takes the reach
+/// ([`vertex_reach`]); the larger of the two, 0 when neither body is inside.
+fn engulfed_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, params: &RtcdParams) -> f32 {
+    let reach = |from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose| {
+        let inside = closed_reach_into(to, params)
+            && from.exit_distances().iter().any(|&e| e < params.culling_dist)
+            && from
+                .component_vertices()
+                .iter()
+                .any(|&v| inside_closed(to, from_to.transform_point(from.positions()[v as usize])));
+        if inside { solid_reach(from, to, params).unwrap_or(0.0) } else { 0.0 }
+    };
+    reach(mesh1, mesh2, &pos12.inverse()).max(reach(mesh2, mesh1, pos12))
 }
 
 /// IRTCD 2013 Eq. 2: an upper bound on how far any point of either body moved relative to the other
@@ -419,6 +522,12 @@ pub fn separation_for_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, pa
 /// are found as far as [`pair_solid_reach`] behind its surface, the bound is the distance to that
 /// reach around the surface: the descent's bound less the solid reach (at least 0), the descent
 /// settling the same question about a reach grown by as much.
+///
+/// With [`RtcdParams::closed_reach`], a body wholly inside a closed mesh (their surfaces apart, a
+/// vertex of each of its components inside the other: [`RtcdMesh::component_vertices`]) has
+/// contacts as far as the [`solid_reach`] into that mesh from its surface: there the bound is the
+/// descent's to that reach, less it (at least 0). A body outside keeps the surfaces' bound, since
+/// it cannot get inside without its surface first crossing the other's.
 pub fn separation_for_reach_from(
     mesh1: &RtcdMesh,
     mesh2: &RtcdMesh,
@@ -429,7 +538,21 @@ pub fn separation_for_reach_from(
     let solid = pair_solid_reach(mesh1, mesh2, params);
     let g = bvh_gap_within(mesh1.bvh(), mesh2.bvh(), pos12, ray_reach(params) + solid, witness);
     // An empty mesh has no hierarchy: no bound.
-    if g.is_finite() { (g - solid).max(0.0) } else { 0.0 }
+    if !g.is_finite() {
+        return 0.0;
+    }
+    let bound = (g - solid).max(0.0);
+    if bound <= ray_reach(params) {
+        return bound;
+    }
+    // Surfaces apart: with the closed reach, a body wholly inside the other still has contacts
+    // within its reach of the surface.
+    let engulfed = engulfed_reach(mesh1, mesh2, pos12, params);
+    if engulfed <= solid {
+        return bound;
+    }
+    let g = bvh_gap_within(mesh1.bvh(), mesh2.bvh(), pos12, ray_reach(params) + engulfed, witness);
+    (g - engulfed).max(0.0)
 }
 
 /// The separation bound a standard step of `input` computes before tracing: for a pair of the
@@ -737,6 +860,7 @@ fn standard_direction(
     let back = if params.prediction { params.culling_dist } else { 0.0 };
     let exits = dir.from.exit_distances();
     let solid = dir.solid_reach(params);
+    let closed = closed_reach_into(dir.to, params);
     let reach_box = reach_box(dir.to, params);
     let cuboid = dir.to.cuboid_half_extents();
     for (v, p) in dir.from.positions().iter().enumerate() {
@@ -756,12 +880,21 @@ fn standard_direction(
             records.extend(record);
             continue;
         }
-        let hits = params.tracer.trace_line(dir.to, &ray, back, ray_limit(exits[v as usize], solid), NO_SKIP);
+        let exit = exits[v as usize];
+        let limit = ray_limit(exit, vertex_reach(solid, closed, exit, params));
+        let hits = if closed {
+            closed_trace(dir.to, &ray, back, exit, limit, params)
+        } else {
+            params.tracer.trace_line(dir.to, &ray, back, limit, NO_SKIP)
+        };
         match (hits.forward, hits.backward) {
             // Hermann Alg. 1: the first hit faces away from the ray (hit from inside the other body)
             // and comes before the ray leaves its own body (`fwd` = exit distance; into a
-            // solid-behind mesh, at least the solid reach: `ray_limit`).
-            (Some(h), _) if h.from_inside => {
+            // solid-behind mesh, or a closed one with `closed_reach`, at least the solid reach:
+            // `ray_limit`; into a closed one beyond the exit distance, the nearer way out).
+            (Some(h), _)
+                if h.from_inside && nearer_way_out(dir.to, &ray, h.t, exits[v as usize], closed, params) =>
+            {
                 contacts.push(contact_of(dir, v, &ray, h.triangle, h.t, h.normal));
                 records.push(RayRecord { vertex: v, triangle: h.triangle, in_contact: true });
                 push_debug(
@@ -869,6 +1002,29 @@ fn push_box_debug(
     }
 }
 
+/// The standard trace of `ray` into a closed mesh with the closed reach ([`closed_reach_into`]):
+/// the line within `back` behind the vertex and its exit distance `exit` in front, as without the
+/// option; then, when the ray's `limit` ([`ray_limit`]) is longer, nothing was met in front,
+/// nothing behind says the vertex is outside `to` (a triangle faced from outside: a prediction),
+/// and both the vertex and the ray's exit point lie in `to`'s box (its hierarchy's root box, as on
+/// the GPU), the ray on to `limit`. On a closed, consistently wound mesh the first hit in front and
+/// the nearest behind are those of one trace of the line to `limit` (from a point outside `to` a
+/// ray meets a front face first, and a vertex inside it has its whole ray up to the exit inside
+/// it); the rays of vertices near `to` and outside it are not traced beyond their exit.
+fn closed_trace(to: &RtcdMesh, ray: &Ray, back: f32, exit: f32, limit: f32, params: &RtcdParams) -> LineHits {
+    let mut hits = params.tracer.trace_line(to, ray, back, exit, NO_SKIP);
+    let in_box = |p: Vec3| to.bvh().first().is_some_and(|root| root.aabb().contains(p));
+    if limit > exit
+        && hits.forward.is_none()
+        && !hits.backward.is_some_and(|b| b.from_inside)
+        && in_box(ray.origin)
+        && in_box(ray.at(exit))
+    {
+        hits.forward = params.tracer.trace_line(to, ray, 0.0, limit, NO_SKIP).forward;
+    }
+    hits
+}
+
 /// Where in `to`'s own frame a vertex must lie for its ray to leave a record, for a closed `to`:
 /// `to`'s box grown by the rays' reach ([`ray_reach`]) and a margin of 1e-4 of its diagonal against
 /// rounding. A contact needs the ray's first hit to leave `to` (Hermann's test), so the vertex is
@@ -900,6 +1056,7 @@ fn iterative_direction(
 ) {
     let exits = dir.from.exit_distances();
     let solid = dir.solid_reach(params);
+    let closed = closed_reach_into(dir.to, params);
     let mut kept = 0;
     for k in 0..records.len() {
         let r = records[k];
@@ -923,7 +1080,12 @@ fn iterative_direction(
         let w = walk(dir.to, &ray, r.triangle, params.max_it);
         metrics.walk_steps += w.steps as u64;
         match w.outcome {
-            WalkOutcome::Hit(h) if h.from_inside && h.t <= ray_limit(exits[r.vertex as usize], solid) => {
+            WalkOutcome::Hit(h)
+                if h.from_inside && {
+                    let exit = exits[r.vertex as usize];
+                    h.t <= ray_limit(exit, vertex_reach(solid, closed, exit, params))
+                } =>
+            {
                 metrics.iterative_hits += 1;
                 contacts.push(contact_of(dir, r.vertex, &ray, h.triangle, h.t, h.normal));
                 records[kept] = RayRecord { vertex: r.vertex, triangle: h.triangle, in_contact: true };

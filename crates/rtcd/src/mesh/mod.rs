@@ -219,6 +219,8 @@ pub struct RtcdMesh {
     /// length behind the surface, the points behind it reach past its box toward the box's
     /// minimum and maximum corner ([`RtcdMesh::behind_box`]).
     behind: Option<(Vec3, Vec3)>,
+    /// One vertex of each connected component ([`RtcdMesh::component_vertices`]).
+    component_vertices: Vec<u32>,
 }
 
 impl RtcdMesh {
@@ -323,7 +325,9 @@ impl RtcdMesh {
             report,
             cuboid,
             behind: None,
+            component_vertices: Vec::new(),
         };
+        mesh.component_vertices = component_vertices(mesh.positions.len(), &mesh.triangles);
         mesh.exit_distances = mesh.compute_exit_distances();
         mesh.length_scale = mesh.compute_length_scale();
         mesh
@@ -467,6 +471,12 @@ impl RtcdMesh {
     pub fn is_closed(&self) -> bool {
         self.report.closed
     }
+    /// One vertex of each connected component of the surface (the lowest index in it), in
+    /// increasing order: a body whose surface does not meet another closed mesh's lies inside it
+    /// only where one of these vertices does ([`crate::detect::separation_for_reach`]).
+    pub fn component_vertices(&self) -> &[u32] {
+        &self.component_vertices
+    }
     /// The half extents of a box built by [`RtcdMesh::cuboid`], which the narrow phase treats as
     /// the exact solid box; `None` for every other mesh.
     pub fn cuboid_half_extents(&self) -> Option<Vec3> {
@@ -505,6 +515,29 @@ impl RtcdMesh {
     fn set_solid_behind(&mut self) {
         self.behind = Some(behind_directions(&self.triangle_normals));
     }
+}
+
+/// The lowest vertex index of each connected component of `triangles` (vertices joined by their
+/// triangles' edges), in increasing order; `vertex_count` vertices, all used by some triangle.
+fn component_vertices(vertex_count: usize, triangles: &[[u32; 3]]) -> Vec<u32> {
+    // Union-find, each set's root its lowest vertex.
+    let mut parent: Vec<u32> = (0..vertex_count as u32).collect();
+    fn root(parent: &mut [u32], mut v: u32) -> u32 {
+        while parent[v as usize] != v {
+            let up = parent[parent[v as usize] as usize];
+            parent[v as usize] = up;
+            v = up;
+        }
+        v
+    }
+    for t in triangles {
+        for k in 1..3 {
+            let (a, b) = (root(&mut parent, t[0]), root(&mut parent, t[k]));
+            let (lo, hi) = (a.min(b), a.max(b));
+            parent[hi as usize] = lo;
+        }
+    }
+    (0..vertex_count as u32).filter(|&v| parent[v as usize] == v).collect()
 }
 
 /// How far the points behind triangles of outward normals `normals` reach past the triangles' box,
