@@ -6,24 +6,18 @@
 //! face not being the nearer way out (`rtcd::detect::nearer_way_out`); a pebble wholly inside the
 //! slab is pushed up too. Without the option, Hermann's exit rule.
 
-use glam::{Quat, Vec3};
+mod common;
+
+use common::plate::{self, THICKNESS, assert_pushed_up, contacts, plate, plate_pose};
+use glam::Vec3;
 use rtcd::{
-    ContactCandidate, FeatureId, NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepMode,
-    StepOptions, TracerKind,
+    NarrowPhase, Pose, RtcdMesh, RtcdParams, StepMode,
     detect::{ray_reach, separation_for_reach, solid_reach},
     shapes,
 };
 
-/// Plate thickness (1 cm) and half width (0.5 m).
-const THICKNESS: f32 = 0.01;
-const HALF: f32 = 0.5;
 /// The slab's thickness: its bottom face is within a plate corner's reach.
 const SLAB: f32 = 0.5;
-
-fn plate() -> RtcdMesh {
-    let (v, i) = shapes::cuboid(Vec3::new(HALF, 0.5 * THICKNESS, HALF));
-    RtcdMesh::new("plate 1 x 0.01 x 1", &v, &i).unwrap()
-}
 
 /// A closed box mesh 4 x [`SLAB`] x 4, its top face at y = 0, of 12 triangles (`cells` 1) or with
 /// each face cut into `cells` x `cells` squares.
@@ -41,73 +35,9 @@ fn slab_of(cells: u32, thickness: f32) -> RtcdMesh {
     slab
 }
 
+/// [`plate::variants`] of `base` with closed reach on.
 fn variants(base: RtcdParams) -> Vec<RtcdParams> {
-    let mut v = Vec::new();
-    for tracer in [TracerKind::BruteForce, TracerKind::Bvh] {
-        for prediction in [false, true] {
-            for reprojection in [true, false] {
-                v.push(RtcdParams { tracer, prediction, reprojection, closed_reach: true, ..base });
-            }
-        }
-    }
-    v
-}
-
-/// The plate's pose with its top face `depth` under y = 0, turned by `yaw` about the vertical.
-fn plate_pose(depth: f32, yaw: f32) -> Pose {
-    Pose::new(Vec3::new(0.1, -depth - 0.5 * THICKNESS, -0.2), Quat::from_rotation_y(yaw))
-}
-
-/// One step of `body` against `slab` (in the world frame), in the given shape order; the
-/// contacts of the body's vertices with the world direction in which the body must move to
-/// separate, and the step's mode.
-fn contacts(
-    np: &mut NarrowPhase,
-    body: &RtcdMesh,
-    slab: &RtcdMesh,
-    pose: Pose,
-    body_first: bool,
-) -> (Vec<(ContactCandidate, Vec3)>, StepMode) {
-    let opts = StepOptions { keep_contacts: true, ..Default::default() };
-    let input = if body_first {
-        PairInput::new(PairKey::new(1, 2), body, slab, pose.inverse())
-    } else {
-        PairInput::new(PairKey::new(2, 1), slab, body, pose)
-    };
-    let out = np.step(&[input], &opts);
-    let p = &out.pairs[0];
-    assert!(p.error.is_none(), "{:?}", p.error);
-    let body_vertex = |c: &&ContactCandidate| {
-        let (own, other) = if body_first { (c.fid1, c.fid2) } else { (c.fid2, c.fid1) };
-        matches!((own, other), (FeatureId::Vertex(_), FeatureId::Face(_)))
-    };
-    let found = p
-        .contacts
-        .iter()
-        .filter(|c| c.dist < 0.0)
-        .filter(body_vertex)
-        .map(|c| {
-            // Shape 1 moves along -n1, shape 2 along n1 (both in shape 1's frame).
-            let away = if body_first { pose.transform_vector(-c.n1) } else { c.n1 };
-            (*c, away)
-        })
-        .collect();
-    (found, p.mode)
-}
-
-/// The plate's vertex contacts: 4 (its bottom corners, whose inward rays go up through its 1 cm
-/// and on to the slab's top face), each pushing the plate up along the face normal (re-projected)
-/// or back along the ray (raw), as deep as the corner is under the top (re-projected: the distance
-/// to the plane; raw: the ray's length to it), within 1e-4 relative. None from the top corners.
-fn assert_pushed_up(found: &[(ContactCandidate, Vec3)], params: &RtcdParams, bottom: f32, what: &str) {
-    assert_eq!(found.len(), 4, "{what}: {found:?}");
-    // A corner's inward normal is (±1, ±1, ±1)/√3 (its three faces' angles are equal).
-    let (depth, up) =
-        if params.reprojection { (bottom, 1.0) } else { (bottom * 3f32.sqrt(), 3f32.sqrt().recip()) };
-    for (c, away) in found {
-        assert!(((-c.dist) - depth).abs() <= 1e-4 * depth, "{what}: depth {} for {depth}", -c.dist);
-        assert!((away.y - up).abs() < 1e-4 && away.length() > 0.9999, "{what}: pushed along {away}");
-    }
+    plate::variants(RtcdParams { closed_reach: true, ..base })
 }
 
 #[test]

@@ -4,15 +4,11 @@
 //! Hermann's exit-distance rule (Hermann et al. 2008, Alg. 1), under which its rays leave it before
 //! they reach the surface.
 
-use glam::{Quat, Vec3};
-use rtcd::{
-    ContactCandidate, FeatureId, LevelMesh, NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams,
-    StepMode, StepOptions, TracerKind, detect::solid_reach, shapes,
-};
+mod common;
 
-/// Plate thickness (1 cm) and half width (0.5 m).
-const THICKNESS: f32 = 0.01;
-const HALF: f32 = 0.5;
+use common::plate::{THICKNESS, assert_pushed_up, contacts, plate, plate_pose, variants};
+use glam::Vec3;
+use rtcd::{LevelMesh, NarrowPhase, Pose, RtcdMesh, RtcdParams, StepMode, detect::solid_reach, shapes};
 
 /// The flat square `[-2, 2]^2` at y = 0 as an `n x n` grid, counter-clockwise from above.
 fn flat_grid(n: u32) -> (Vec<Vec3>, Vec<u32>) {
@@ -30,80 +26,6 @@ fn flat_grid(n: u32) -> (Vec<Vec3>, Vec<u32>) {
         }
     }
     (p, idx)
-}
-
-fn plate() -> RtcdMesh {
-    let (v, i) = shapes::cuboid(Vec3::new(HALF, 0.5 * THICKNESS, HALF));
-    RtcdMesh::new("plate 1 x 0.01 x 1", &v, &i).unwrap()
-}
-
-fn variants(base: RtcdParams) -> Vec<RtcdParams> {
-    let mut v = Vec::new();
-    for tracer in [TracerKind::BruteForce, TracerKind::Bvh] {
-        for prediction in [false, true] {
-            for reprojection in [true, false] {
-                v.push(RtcdParams { tracer, prediction, reprojection, ..base });
-            }
-        }
-    }
-    v
-}
-
-/// The plate's pose with its top face `depth` under y = 0, turned by `yaw` about the vertical.
-fn plate_pose(depth: f32, yaw: f32) -> Pose {
-    Pose::new(Vec3::new(0.1, -depth - 0.5 * THICKNESS, -0.2), Quat::from_rotation_y(yaw))
-}
-
-/// One step of the plate against `surface` (in the world frame), in the given shape order; the
-/// contacts with the world direction in which the plate must move to separate, and the step's mode.
-fn contacts(
-    np: &mut NarrowPhase,
-    plate: &RtcdMesh,
-    surface: &RtcdMesh,
-    pose: Pose,
-    plate_first: bool,
-) -> (Vec<(ContactCandidate, Vec3)>, StepMode) {
-    let opts = StepOptions { keep_contacts: true, ..Default::default() };
-    let input = if plate_first {
-        PairInput::new(PairKey::new(1, 2), plate, surface, pose.inverse())
-    } else {
-        PairInput::new(PairKey::new(2, 1), surface, plate, pose)
-    };
-    let out = np.step(&[input], &opts);
-    let p = &out.pairs[0];
-    assert!(p.error.is_none(), "{:?}", p.error);
-    // The plate's vertices' contacts (the surface's vertices inside the plate have their own).
-    let plate_vertex = |c: &&ContactCandidate| {
-        let (own, other) = if plate_first { (c.fid1, c.fid2) } else { (c.fid2, c.fid1) };
-        matches!((own, other), (FeatureId::Vertex(_), FeatureId::Face(_)))
-    };
-    let found = p
-        .contacts
-        .iter()
-        .filter(|c| c.dist < 0.0)
-        .filter(plate_vertex)
-        .map(|c| {
-            // Shape 1 moves along -n1, shape 2 along n1 (both in shape 1's frame).
-            let away = if plate_first { pose.transform_vector(-c.n1) } else { c.n1 };
-            (*c, away)
-        })
-        .collect();
-    (found, p.mode)
-}
-
-/// The plate's vertex contacts: 4 (its bottom corners, whose inward rays go up through its 1 cm
-/// and on to the surface), each pushing the plate up along the surface normal (re-projected) or
-/// back along the ray (raw), as deep as the corner is under the surface (re-projected: the
-/// distance to the plane; raw: the ray's length to it), within 1e-4 relative.
-fn assert_pushed_up(found: &[(ContactCandidate, Vec3)], params: &RtcdParams, bottom: f32, what: &str) {
-    assert_eq!(found.len(), 4, "{what}: {found:?}");
-    // A corner's inward normal is (±1, ±1, ±1)/√3 (its three faces' angles are equal).
-    let (depth, up) =
-        if params.reprojection { (bottom, 1.0) } else { (bottom * 3f32.sqrt(), 3f32.sqrt().recip()) };
-    for (c, away) in found {
-        assert!(((-c.dist) - depth).abs() <= 1e-4 * depth, "{what}: depth {} for {depth}", -c.dist);
-        assert!((away.y - up).abs() < 1e-4 && away.length() > 0.9999, "{what}: pushed along {away}");
-    }
 }
 
 #[test]

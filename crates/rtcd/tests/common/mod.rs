@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, reason = "shared by several test binaries, each using a part")]
 
+pub mod plate;
+
 use std::path::PathBuf;
 
 use glam::{Quat, Vec3};
