@@ -265,7 +265,7 @@ impl LevelMesh {
 
     /// The box chunk `c` is looked up with ([`LevelMesh::chunks_overlapping`]) for a query of
     /// diagonal `reach`: its box grown by `reach` behind the faces of its triangles, along the axes
-    /// they face (within 45°, [`FACING`]).
+    /// they face (within 45°).
     pub fn lookup_box(&self, c: u32, reach: f32) -> Aabb {
         grown(self.chunks[c as usize].aabb(), self.lookup[c as usize], reach)
     }
