@@ -12,21 +12,13 @@ use bevy::{
     prelude::*,
     render::settings::{WgpuLimits, WgpuSettings},
 };
-use bevy_rapier3d::prelude::*;
 use bevy_rtcd::prelude::*;
 
 /// Drops a torus on the ground and runs `n` ticks, calling `check` after each; returns its lowest
 /// point (negative: below the ground's top) and the ticks whose batch traced pairs.
 fn drop_torus(app: &mut App, n: usize, mut check: impl FnMut(&App)) -> (f32, usize) {
     common::ground(app);
-    let body = app
-        .world_mut()
-        .spawn((
-            RigidBody::Dynamic,
-            RtcdCollider::from_obj(common::asset("torus_900")),
-            Transform::from_xyz(0.0, 0.8, 0.0).with_rotation(Quat::from_euler(EulerRot::XYZ, 0.4, 0.2, 0.9)),
-        ))
-        .id();
+    let body = common::drop_tilted(app, "torus_900", 0.8);
     let mut traced = 0;
     for _ in 0..n {
         common::ticks(app, 1);

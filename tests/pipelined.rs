@@ -82,7 +82,8 @@ fn pipelined_mode_runs_and_matches_immediate() {
 ///
 /// - (a) gets its contacts from the pipelined GPU backend: the diagnostic says so every tick, with
 ///   no fallback, and the GPU's results serve most pair lookups;
-/// - (b) rests on the ground: penetration under 2 % of its size, never through it;
+/// - (b) rests on the ground: penetration under 10 % of its size at the landing (met with results
+///   up to 2 ticks old) and under 1 % at rest, never through it;
 /// - (c) latency (`RtcdDiagnostics::latency_ticks`): the batch prepared at the end of tick N is
 ///   submitted by the render thread, which does not wait for it, while update N+1 runs; tick N+1
 ///   uses its results when the GPU is done before tick N+1's narrow phase (1 tick late), a later
@@ -98,21 +99,10 @@ fn users_default_app_rests_a_mesh_on_pipelined_gpu_results() {
     let mut app = common::render_app(settings, common::vulkan(), true);
     assert!(app.world().contains_resource::<RenderAppChannels>(), "the render world runs on its own thread");
     common::ground(&mut app);
-    let body = app
-        .world_mut()
-        .spawn((
-            RigidBody::Dynamic,
-            RtcdCollider::from_obj(common::asset("torus_900")),
-            Transform::from_xyz(0.0, 1.2, 0.0).with_rotation(Quat::from_euler(EulerRot::XYZ, 0.4, 0.2, 0.9)),
-            Velocity::default(),
-        ))
-        .id();
+    let body = common::drop_tilted(&mut app, "torus_900", 1.2);
     common::ticks(&mut app, 1);
     common::assert_backend_ran(&app, expected);
-    let size = match app.world().get::<RtcdColliderState>(body) {
-        Some(RtcdColliderState::Ready { mesh }) => mesh.aabb().extents().max_element(),
-        other => panic!("{other:?}"),
-    };
+    let size = common::size(&app, body);
     // Ticks by how late their results were (0 to MAX_PIPELINED_LATENCY ticks): every tick, and
     // those whose results traced the pair.
     let mut late = [0usize; common::MAX_PIPELINED_LATENCY as usize + 1];
@@ -183,15 +173,7 @@ fn pipelined_results_arrive_without_blocking_with_zero_or_two_ticks_per_update()
     let mut app = common::render_app(settings, common::vulkan(), true);
     app.init_resource::<TickLog>().add_systems(FixedUpdate, log_tick.after(RtcdSystems::Diagnostics));
     common::ground(&mut app);
-    let body = app
-        .world_mut()
-        .spawn((
-            RigidBody::Dynamic,
-            RtcdCollider::from_obj(common::asset("torus_900")),
-            Transform::from_xyz(0.0, 1.2, 0.0).with_rotation(Quat::from_euler(EulerRot::XYZ, 0.4, 0.2, 0.9)),
-            Velocity::default(),
-        ))
-        .id();
+    let body = common::drop_tilted(&mut app, "torus_900", 1.2);
     let mut size = None;
     let mut worst = 0.0f32;
     let max_latency = 2 * common::MAX_PIPELINED_LATENCY;

@@ -13,26 +13,10 @@ fn concave_mesh_rests_on_the_ground() {
         for mesh in ["blob_900", "torus_900"] {
             let mut app = common::app(Some(backend));
             common::ground(&mut app);
-            let body = app
-                .world_mut()
-                .spawn((
-                    RigidBody::Dynamic,
-                    RtcdCollider::from_obj(common::asset(mesh)),
-                    Transform::from_xyz(0.0, 1.2, 0.0).with_rotation(Quat::from_euler(
-                        EulerRot::XYZ,
-                        0.4,
-                        0.2,
-                        0.9,
-                    )),
-                    Velocity::default(),
-                    ReadMassProperties::default(),
-                ))
-                .id();
+            let body = common::drop_tilted(&mut app, mesh, 1.2);
+            app.world_mut().entity_mut(body).insert(ReadMassProperties::default());
             common::ticks(&mut app, 1);
-            let size = match app.world().get::<RtcdColliderState>(body) {
-                Some(RtcdColliderState::Ready { mesh }) => mesh.aabb().extents().max_element(),
-                other => panic!("{other:?}"),
-            };
+            let size = common::size(&app, body);
             let mut worst = 0.0f32;
             for _ in 0..600 {
                 common::ticks(&mut app, 1);
@@ -88,25 +72,9 @@ fn concave_mesh_rests_on_a_heightfield_and_a_trimesh_floor() {
         for (ground, collider) in grounds {
             let mut app = common::app(Some(backend));
             app.world_mut().spawn((collider(), Transform::IDENTITY));
-            let body = app
-                .world_mut()
-                .spawn((
-                    RigidBody::Dynamic,
-                    RtcdCollider::from_obj(common::asset("torus_900")),
-                    Transform::from_xyz(0.0, 1.2, 0.0).with_rotation(Quat::from_euler(
-                        EulerRot::XYZ,
-                        0.4,
-                        0.2,
-                        0.9,
-                    )),
-                    Velocity::default(),
-                ))
-                .id();
+            let body = common::drop_tilted(&mut app, "torus_900", 1.2);
             common::ticks(&mut app, 1);
-            let size = match app.world().get::<RtcdColliderState>(body) {
-                Some(RtcdColliderState::Ready { mesh }) => mesh.aabb().extents().max_element(),
-                other => panic!("{other:?}"),
-            };
+            let size = common::size(&app, body);
             let (mut worst, mut traced) = (0.0f32, 0usize);
             for _ in 0..400 {
                 common::ticks(&mut app, 1);

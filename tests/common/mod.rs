@@ -100,6 +100,32 @@ pub fn ground(app: &mut App) -> Entity {
     app.world_mut().spawn((Collider::cuboid(20.0, 0.5, 20.0), Transform::from_xyz(0.0, -0.5, 0.0))).id()
 }
 
+/// Spawns the mesh `name` (an asset) as a dynamic `RtcdCollider` at `height` above the origin,
+/// tilted by 0.4, 0.2 and 0.9 rad about x, y and z, with a `Velocity` to read.
+pub fn drop_tilted(app: &mut App, name: &str, height: f32) -> Entity {
+    app.world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            RtcdCollider::from_obj(asset(name)),
+            Transform::from_xyz(0.0, height, 0.0).with_rotation(Quat::from_euler(
+                EulerRot::XYZ,
+                0.4,
+                0.2,
+                0.9,
+            )),
+            Velocity::default(),
+        ))
+        .id()
+}
+
+/// The size of a built collider: the largest extent of its mesh's box.
+pub fn size(app: &App, e: Entity) -> f32 {
+    match app.world().get::<RtcdColliderState>(e) {
+        Some(RtcdColliderState::Ready { mesh }) => mesh.aabb().extents().max_element(),
+        other => panic!("collider not ready: {other:?}"),
+    }
+}
+
 /// The lowest world y of a mesh body, from its collider's mesh.
 pub fn lowest_y(app: &mut App, e: Entity) -> f32 {
     let w = app.world();
