@@ -85,7 +85,8 @@ pub struct GpuPair {
     /// See `region_b_min`.
     pub region_b_max: [f32; 4],
     /// Reach box of shape 1's mesh (its frame; `rtcd::detect::reach_box`): direction 1's rays start
-    /// in it or are skipped. ±`f32::MAX` (no skip) for an open mesh.
+    /// in it or are skipped. ±`f32::MAX` (no skip) where it has none (an open mesh that is not
+    /// solid behind).
     pub reach_a_min: [f32; 4],
     /// See `reach_a_min`.
     pub reach_a_max: [f32; 4],

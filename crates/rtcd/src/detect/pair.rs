@@ -861,7 +861,7 @@ fn standard_direction(
     let exits = dir.from.exit_distances();
     let solid = dir.solid_reach(params);
     let closed = closed_reach_into(dir.to, params);
-    let reach_box = reach_box(dir.to, params);
+    let reach_box = reach_box(dir.from, dir.to, params);
     let cuboid = dir.to.cuboid_half_extents();
     for (v, p) in dir.from.positions().iter().enumerate() {
         if !region.contains(*p) {
@@ -1025,20 +1025,33 @@ fn closed_trace(to: &RtcdMesh, ray: &Ray, back: f32, exit: f32, limit: f32, para
     hits
 }
 
-/// Where in `to`'s own frame a vertex must lie for its ray to leave a record, for a closed `to`:
-/// `to`'s box grown by the rays' reach ([`ray_reach`]) and a margin of 1e-4 of its diagonal against
-/// rounding. A contact needs the ray's first hit to leave `to` (Hermann's test), so the vertex is
-/// inside the closed mesh, hence inside its box; a prediction needs a hit behind the vertex within
-/// `culling_dist`, so the vertex is that close to a point of `to`'s surface. The candidate region
-/// ([`candidate_region`]) is a box in the other mesh's frame, which holds `to`'s box turned with the
-/// pair and is up to √3 times wider per axis; a standard step of either backend skips the candidates
-/// outside this one before tracing them. On a mesh whose surface is consistently oriented it finds
-/// the same records; where a surface folds over itself (a self-intersecting tube) a ray from outside
-/// can meet a back face first, and the box drops that false contact. `None` (no skip) for an open
-/// `to`, where a ray can meet a back face from anywhere.
-pub fn reach_box(to: &RtcdMesh, params: &RtcdParams) -> Option<Aabb> {
+/// Where in `to`'s own frame a vertex of `from` must lie for its ray to leave a record. A standard
+/// step of either backend skips the candidates outside it before tracing them: the candidate region
+/// ([`vertex_candidate_region`]) is a box in `from`'s frame, which holds `to`'s box turned with the
+/// pair and is up to √3 times wider per axis.
+///
+/// - A closed `to`: its box grown by the rays' reach ([`ray_reach`]) and a margin of 1e-4 of its
+///   diagonal against rounding. A contact needs the ray's first hit to leave `to` (Hermann's test),
+///   so the vertex is inside the closed mesh, hence inside its box; a prediction needs a hit behind
+///   the vertex within `culling_dist`, so the vertex is that close to a point of `to`'s surface. On
+///   a mesh whose surface is consistently oriented it finds the same records; where a surface folds
+///   over itself (a self-intersecting tube) a ray from outside can meet a back face first, and the
+///   box drops that false contact.
+/// - A [solid-behind](RtcdMesh::solid_behind) `to` (a level chunk): the points from which a ray as
+///   long as the pair's [`solid_reach`] (no vertex ray into it is longer: [`ray_limit`], the exit
+///   distance being at most the body's diagonal) meets one of its triangles from behind
+///   ([`RtcdMesh::back_face_box`]), grown by the rays' reach and the same margin. A body resting on
+///   a chunk of gentle terrain then traces its vertices near and under the chunk's surface, not every
+///   vertex below the top of the chunk's box turned into the body's frame.
+/// - `None` (no skip) for any other open `to`, where a ray can meet a back face from anywhere.
+pub fn reach_box(from: &RtcdMesh, to: &RtcdMesh, params: &RtcdParams) -> Option<Aabb> {
     let b = to.aabb();
-    to.is_closed().then(|| b.extended(ray_reach(params) + 1e-4 * b.extents().length()))
+    let margin = 1e-4 * b.extents().length();
+    if to.is_closed() {
+        return Some(b.extended(ray_reach(params) + margin));
+    }
+    let reach = solid_reach(from, to, params).filter(|_| to.solid_behind())?;
+    Some(to.back_face_box(reach).extended(ray_reach(params) + margin))
 }
 
 /// Iterative tracing of one direction: walks from last step's records only (2013 §3.4: vertices
@@ -1500,7 +1513,7 @@ mod tests {
                             all.push(RayRecord { vertex: v as u32, triangle: h.triangle, in_contact: false })
                         }
                         _ => {
-                            if reach_box(dir.to, &params).is_some_and(|b| !b.contains(ray.origin)) {
+                            if reach_box(dir.from, dir.to, &params).is_some_and(|b| !b.contains(ray.origin)) {
                                 skipped += 1;
                             }
                         }
@@ -1512,5 +1525,101 @@ mod tests {
             }
         }
         assert!(kept > 1000 && skipped > 10_000, "{kept} records, {skipped} skipped rays");
+    }
+
+    /// Into a level chunk (solid behind), the reach box skips only rays that leave no record: bodies
+    /// (a blob, a torus, a thin plate) on random poses around and under a steep hilly terrain cut into
+    /// small chunks, with and without prediction; tracing every vertex of the candidate region with
+    /// the same rules (the solid reach, no skip) keeps exactly the same records and contacts, and the
+    /// box does skip candidates.
+    #[test]
+    fn reach_box_into_level_chunks_skips_only_rays_without_records() {
+        let height = |x: f32, z: f32| 0.8 * (1.3 * x).sin() * (0.9 * z).cos();
+        let n = 32u32;
+        let size = 8.0f32;
+        let mut positions = Vec::new();
+        for j in 0..=n {
+            for i in 0..=n {
+                let (x, z) = (size * (i as f32 / n as f32 - 0.5), size * (j as f32 / n as f32 - 0.5));
+                positions.push(Vec3::new(x, height(x, z), z));
+            }
+        }
+        let at = |i: u32, j: u32| j * (n + 1) + i;
+        let indices: Vec<u32> = (0..n)
+            .flat_map(|j| (0..n).map(move |i| (i, j)))
+            .flat_map(|(i, j)| [at(i, j), at(i, j + 1), at(i + 1, j), at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)])
+            .collect();
+        let level = crate::LevelMesh::with_chunk_triangles("hills", &positions, &indices, 64).unwrap();
+        let bodies = [
+            mesh("blob", shapes::star_blob(0.5, 24, 14, 5, 0.3, 3)),
+            mesh("torus", shapes::torus(0.5, 0.18, 32, 12)),
+            mesh("plate", shapes::cuboid(Vec3::new(0.6, 0.02, 0.4))),
+        ];
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
+        let (mut skipped, mut kept, mut contacts_seen, mut chunk_pairs) = (0, 0, 0, 0);
+        let mut near = Vec::new();
+        for k in 0..600 {
+            let body = &bodies[k % 3];
+            let (x, z) = (rng.random_range(-3.0..3.0), rng.random_range(-3.0..3.0));
+            let t = Vec3::new(x, height(x, z) + rng.random_range(-0.8..0.6), z);
+            let q = Quat::from_euler(
+                glam::EulerRot::XYZ,
+                rng.random_range(-3.0..3.0),
+                rng.random_range(-3.0..3.0),
+                rng.random_range(-3.0..3.0),
+            );
+            let pose = Pose::new(t, q);
+            near.clear();
+            level.chunks_overlapping(&body.aabb().transformed(&pose), &mut near);
+            for &c in &near {
+                let chunk = &level.chunks()[c as usize];
+                let mut params = RtcdParams::from_meshes(&[body, chunk]);
+                params.prediction = k % 2 == 0;
+                let input = PairInput::new(crate::PairKey::new(1, 2), chunk, body, pose);
+                let dir = &Direction::both(&input)[1];
+                assert!(dir.to.solid_behind());
+                chunk_pairs += 1;
+                let (mut contacts, mut records) = (Vec::new(), Vec::new());
+                standard_direction(
+                    dir,
+                    &params,
+                    f32::INFINITY,
+                    &mut StepMetrics::default(),
+                    None,
+                    &mut contacts,
+                    &mut records,
+                );
+                let region = dir.vertex_candidate_region(&params);
+                let back = if params.prediction { params.culling_dist } else { 0.0 };
+                let solid = dir.solid_reach(&params);
+                let reach = reach_box(dir.from, dir.to, &params).expect("a chunk has a reach box");
+                let mut all = Vec::new();
+                for (v, p) in dir.from.positions().iter().enumerate() {
+                    if region.is_empty() || !region.contains(*p) {
+                        continue;
+                    }
+                    let ray = dir.ray(v as u32);
+                    let exit = dir.from.exit_distances()[v];
+                    let limit = ray_limit(exit, vertex_reach(solid, false, exit, &params));
+                    let hits = params.tracer.trace_line(dir.to, &ray, back, limit, NO_SKIP);
+                    match (hits.forward, hits.backward) {
+                        (Some(h), _) if h.from_inside => {
+                            all.push(RayRecord { vertex: v as u32, triangle: h.triangle, in_contact: true })
+                        }
+                        (_, Some(h)) if h.from_inside => {
+                            all.push(RayRecord { vertex: v as u32, triangle: h.triangle, in_contact: false })
+                        }
+                        _ => skipped += usize::from(!reach.contains(ray.origin)),
+                    }
+                }
+                kept += all.len();
+                contacts_seen += all.iter().filter(|r| r.in_contact).count();
+                assert_eq!(records, all, "pose {k}, chunk {c}");
+            }
+        }
+        assert!(
+            chunk_pairs > 1000 && kept > 2000 && contacts_seen > 1000 && skipped > 10_000,
+            "{chunk_pairs} chunk pairs, {kept} records ({contacts_seen} contacts), {skipped} skipped rays"
+        );
     }
 }

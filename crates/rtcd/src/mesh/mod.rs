@@ -219,6 +219,10 @@ pub struct RtcdMesh {
     /// length behind the surface, the points behind it reach past its box toward the box's
     /// minimum and maximum corner ([`RtcdMesh::behind_box`]).
     behind: Option<(Vec3, Vec3)>,
+    /// For a solid-behind mesh: how far, per ray length, the points from which a ray meets one of
+    /// its triangles from behind reach past its box toward the minimum and the maximum corner
+    /// ([`RtcdMesh::back_face_box`]).
+    back_faces: Option<(Vec3, Vec3)>,
     /// One vertex of each connected component ([`RtcdMesh::component_vertices`]).
     component_vertices: Vec<u32>,
 }
@@ -325,6 +329,7 @@ impl RtcdMesh {
             report,
             cuboid,
             behind: None,
+            back_faces: None,
             component_vertices: Vec::new(),
         };
         mesh.component_vertices = component_vertices(mesh.positions.len(), &mesh.triangles);
@@ -511,9 +516,25 @@ impl RtcdMesh {
         }
     }
 
+    /// The box of the points from which a ray of length at most `reach` can meet one of the
+    /// triangles of a [`RtcdMesh::solid_behind`] mesh from behind: its box grown by `reach` toward
+    /// each side that some triangle's back faces, and by `reach` times the sine of the largest angle
+    /// between a triangle's plane and that side elsewhere (a grazing ray). A terrain facing up grows
+    /// down and sideways by `reach`, and up only by `reach` times the sine of its steepest slope. The
+    /// mesh's box for any other mesh.
+    pub fn back_face_box(&self, reach: f32) -> Aabb {
+        match self.back_faces {
+            Some((to_min, to_max)) if !self.aabb.is_empty() => {
+                Aabb { min: self.aabb.min - to_min * reach, max: self.aabb.max + to_max * reach }
+            }
+            _ => self.aabb,
+        }
+    }
+
     /// Marks the mesh [`RtcdMesh::solid_behind`] (a chunk of a [`LevelMesh`]).
     fn set_solid_behind(&mut self) {
         self.behind = Some(behind_directions(&self.triangle_normals));
+        self.back_faces = Some(back_face_directions(&self.triangle_normals));
     }
 }
 
@@ -549,3 +570,19 @@ fn behind_directions(normals: &[Vec3]) -> (Vec3, Vec3) {
         (to_min.max(n.max(Vec3::ZERO)), to_max.max((-*n).max(Vec3::ZERO)))
     })
 }
+
+/// How far the points from which a ray meets a triangle of outward normal `n` (one of `normals`)
+/// from behind reach past the triangle, per ray length, toward the minimum and the maximum corner:
+/// the vertex is `h - t d` for a hit point `h`, a length `t` and a direction `d` with `d · n > 0`, so
+/// toward a side `e` it reaches up to `t` where `e · n <= 0` (`d = -e`), and `t` times
+/// `sqrt(1 - (e · n)^2)` elsewhere (`d` along the triangle's plane).
+fn back_face_directions(normals: &[Vec3]) -> (Vec3, Vec3) {
+    let toward = |en: Vec3| {
+        let graze = (Vec3::ONE - en * en).max(Vec3::ZERO);
+        Vec3::select(en.cmple(Vec3::ZERO), Vec3::ONE, Vec3::new(graze.x.sqrt(), graze.y.sqrt(), graze.z.sqrt()))
+    };
+    normals.iter().fold((Vec3::ZERO, Vec3::ZERO), |(to_min, to_max), n| {
+        (to_min.max(toward(-*n)), to_max.max(toward(*n)))
+    })
+}
+
