@@ -432,8 +432,10 @@ impl GpuNarrowPhase {
             let r0 = vertex_candidate_region(p.mesh1, p.mesh2, &pos21, &params);
             let r1 = vertex_candidate_region(p.mesh2, p.mesh1, &p.pos12, &params);
             let open = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
-            let (reach1, reach2) =
-                (reach_box(p.mesh2, p.mesh1, &params).unwrap_or(open), reach_box(p.mesh1, p.mesh2, &params).unwrap_or(open));
+            let (reach1, reach2) = (
+                reach_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
+                reach_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
+            );
             if standard {
                 let m = self.table.mirror_mut(a.slot);
                 m.reference = Some(p.pos12);

@@ -1547,7 +1547,9 @@ mod tests {
         let at = |i: u32, j: u32| j * (n + 1) + i;
         let indices: Vec<u32> = (0..n)
             .flat_map(|j| (0..n).map(move |i| (i, j)))
-            .flat_map(|(i, j)| [at(i, j), at(i, j + 1), at(i + 1, j), at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)])
+            .flat_map(|(i, j)| {
+                [at(i, j), at(i, j + 1), at(i + 1, j), at(i + 1, j), at(i, j + 1), at(i + 1, j + 1)]
+            })
             .collect();
         let level = crate::LevelMesh::with_chunk_triangles("hills", &positions, &indices, 64).unwrap();
         let bodies = [

@@ -579,10 +579,13 @@ fn behind_directions(normals: &[Vec3]) -> (Vec3, Vec3) {
 fn back_face_directions(normals: &[Vec3]) -> (Vec3, Vec3) {
     let toward = |en: Vec3| {
         let graze = (Vec3::ONE - en * en).max(Vec3::ZERO);
-        Vec3::select(en.cmple(Vec3::ZERO), Vec3::ONE, Vec3::new(graze.x.sqrt(), graze.y.sqrt(), graze.z.sqrt()))
+        Vec3::select(
+            en.cmple(Vec3::ZERO),
+            Vec3::ONE,
+            Vec3::new(graze.x.sqrt(), graze.y.sqrt(), graze.z.sqrt()),
+        )
     };
     normals.iter().fold((Vec3::ZERO, Vec3::ZERO), |(to_min, to_max), n| {
         (to_min.max(toward(-*n)), to_max.max(toward(*n)))
     })
 }
-
