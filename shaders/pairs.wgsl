@@ -2,7 +2,7 @@
 // direction and index (IRTCD 2013 §3.5's pair × vertex work layout, flattened with per-pair offsets).
 #define_import_path rtcd::pairs
 
-#import rtcd::types::{Pair, Params, MeshRef}
+#import rtcd::types::{Pair, Params, MeshRef, REACH_SOLID_BEHIND}
 
 @group(0) @binding(3) var<storage, read> pairs: array<Pair>;
 @group(0) @binding(4) var<uniform> params: Params;
@@ -52,6 +52,22 @@ fn to_mesh(pair: Pair, dir: u32) -> MeshRef {
         return pair.mesh_b;
     }
     return pair.mesh_a;
+}
+
+// The hit mesh's MeshRef.solid_behind bits for a ray of direction `dir` from `o` (in the hit mesh's
+// frame): without REACH_SOLID_BEHIND outside the mesh's solid-behind box, where the vertex is not
+// behind its surface and keeps its exit distance (rtcd::detect::solid_at).
+fn reach_flags(pair: Pair, dir: u32, to: MeshRef, o: vec3<f32>) -> u32 {
+    var lo = pair.behind_b_min.xyz;
+    var hi = pair.behind_b_max.xyz;
+    if (dir == 1u) {
+        lo = pair.behind_a_min.xyz;
+        hi = pair.behind_a_max.xyz;
+    }
+    if (all(o >= lo) && all(o <= hi)) {
+        return to.solid_behind;
+    }
+    return to.solid_behind & ~REACH_SOLID_BEHIND;
 }
 
 // Rotation and translation mapping the casting mesh's frame into the hit mesh's frame.

@@ -7,7 +7,7 @@
 #import rtcd::math::{quat_rotate, transform_point, linear_index}
 #import rtcd::geometry::{vertex_of, triangle_of, bvh_nodes}
 #import rtcd::types::MeshRef
-#import rtcd::pairs::{pairs, params, entry_ref, from_mesh, to_mesh, from_to_q, from_to_t}
+#import rtcd::pairs::{pairs, params, entry_ref, from_mesh, to_mesh, from_to_q, from_to_t, reach_flags}
 #import rtcd::candidates::is_candidate
 #import rtcd::trace_brute::{trace_brute, LineHits}
 #import rtcd::trace_bvh::trace_bvh
@@ -111,7 +111,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                     atomicAdd(&traced, 1u);
                     let d = quat_rotate(q, -v.n.xyz);
                     let back = select(0.0, pair.culling_dist, params.prediction != 0u);
-                    let limit = ray_limit(v.p.w, v.n.w, pair.culling_dist, to.solid_behind);
+                    let limit = ray_limit(v.p.w, v.n.w, pair.culling_dist, reach_flags(pair, e.dir, to, o));
                     let hits = standard_trace(to, o, d, back, v.p.w, limit);
                     var outcome = OUTCOME_REJECTED;
                     var tri = hits.fwd_tri;

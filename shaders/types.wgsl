@@ -116,6 +116,13 @@ struct Pair {
     reach_a_max: vec4<f32>,
     reach_b_min: vec4<f32>,
     reach_b_max: vec4<f32>,
+    // Solid-behind boxes (rtcd::detect::solid_behind_box): into a solid-behind shape 1 (direction 1's
+    // rays) or shape 2 (direction 0's), in its frame, where a vertex is behind the surface and its ray
+    // takes the solid reach (pairs.wgsl reach_flags); ±f32::MAX where the mesh is not solid behind.
+    behind_a_min: vec4<f32>,
+    behind_a_max: vec4<f32>,
+    behind_b_min: vec4<f32>,
+    behind_b_max: vec4<f32>,
     mesh_a: MeshRef,
     mesh_b: MeshRef,
     // Pair-table slot holding this pair's state.

@@ -6,7 +6,7 @@
 #import rtcd::types::{EntryHit, Slot, Record, NONE, PAIR_STANDARD, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, OUTCOME_REJECTED, RAY_ITERATIVE, RAY_PREDICTIVE, COUNT_ITERATIVE_RAYS, COUNT_PREDICTIVE_RAYS, COUNT_ITERATIVE_HITS, COUNT_WALK_STEPS}
 #import rtcd::math::{quat_rotate, transform_point, linear_index}
 #import rtcd::geometry::{vertex_of, triangle_of}
-#import rtcd::pairs::{pairs, params, entry_ref, from_mesh, to_mesh, from_to_q, from_to_t}
+#import rtcd::pairs::{pairs, params, entry_ref, from_mesh, to_mesh, from_to_q, from_to_t, reach_flags}
 #import rtcd::walk::{walk, WALK_HIT, WALK_BEHIND}
 #import rtcd::hermann::{contact_valid, prediction_valid, ray_limit}
 #import rtcd::cuboid::{box_half_extents, box_vertex_face, box_outcome}
@@ -66,7 +66,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                 var outcome = OUTCOME_REJECTED;
                 if (w.outcome == WALK_HIT || w.outcome == WALK_BEHIND) {
                     let n_tri = triangle_of(to, w.triangle).n.xyz;
-                    let limit = ray_limit(v.p.w, v.n.w, pair.culling_dist, to.solid_behind);
+                    let limit = ray_limit(v.p.w, v.n.w, pair.culling_dist, reach_flags(pair, e.dir, to, o));
                     if (w.outcome == WALK_HIT && contact_valid(d, n_tri, w.t, limit)) {
                         outcome = OUTCOME_CONTACT;
                         atomicAdd(&wg_hits, 1u);

@@ -94,6 +94,16 @@ pub struct GpuPair {
     pub reach_b_min: [f32; 4],
     /// See `reach_b_min`.
     pub reach_b_max: [f32; 4],
+    /// Solid-behind box of shape 1's mesh (its frame; `rtcd::detect::solid_behind_box`): direction
+    /// 1's rays from in it take the solid reach. ±`f32::MAX` where the mesh is not solid behind.
+    pub behind_a_min: [f32; 4],
+    /// See `behind_a_min`.
+    pub behind_a_max: [f32; 4],
+    /// Solid-behind box of shape 2's mesh (its frame): direction 0's rays from in it take the solid
+    /// reach.
+    pub behind_b_min: [f32; 4],
+    /// See `behind_b_min`.
+    pub behind_b_max: [f32; 4],
     /// Shape 1's mesh.
     pub mesh_a: GpuMeshRef,
     /// Shape 2's mesh.

@@ -26,7 +26,7 @@ use rtcd::{
     contact::{ReduceScratch, reduce_manifolds_with},
     detect::{
         closed_reach_into, needs_standard_trace, pair_edge_contacts, reach_box, separation_before_trace,
-        separation_for_reach_from, vertex_candidate_region,
+        separation_for_reach_from, solid_behind_box, vertex_candidate_region,
     },
     narrow_phase::{RayDebug, RayOutcome},
 };
@@ -436,6 +436,10 @@ impl GpuNarrowPhase {
                 reach_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
                 reach_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
             );
+            let (behind1, behind2) = (
+                solid_behind_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
+                solid_behind_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
+            );
             if standard {
                 let m = self.table.mirror_mut(a.slot);
                 m.reference = Some(p.pos12);
@@ -464,6 +468,10 @@ impl GpuNarrowPhase {
                 reach_a_max: vec4(reach1.max, 0.0),
                 reach_b_min: vec4(reach2.min, 0.0),
                 reach_b_max: vec4(reach2.max, 0.0),
+                behind_a_min: vec4(behind1.min, 0.0),
+                behind_a_max: vec4(behind1.max, 0.0),
+                behind_b_min: vec4(behind2.min, 0.0),
+                behind_b_max: vec4(behind2.max, 0.0),
                 // Rays into a closed mesh take the closed reach per pair (`closed_reach_into`).
                 mesh_a: closed_reach_ref(m1, p.mesh1, &params),
                 mesh_b: closed_reach_ref(m2, p.mesh2, &params),

@@ -118,9 +118,14 @@ pub fn candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, distance
 /// ([`ray_limit`]): a thin plate or a small pebble that sank deeper than its thickness under a
 /// terrain still gets contacts from its own vertices, whose rays leave it before they reach the
 /// surface (the terrain's vertices rarely land inside such a body). The reach is local, a body's
-/// own size: a far back face (an overhang above a cave) does not count. A ray that leaves the body,
-/// enters the ground through another chunk and comes back out through this one within the reach
-/// counts too (a narrow ridge under a body); the chunk cannot tell.
+/// own size: a far back face (an overhang above a cave) does not count. It serves the vertices
+/// behind the chunk's surface, in its box grown behind the triangles by the reach
+/// ([`solid_behind_box`]); a vertex elsewhere keeps its exit distance. A chunk sees only its own
+/// triangles: a ray from a vertex above a neighbouring chunk, which enters the ground through that
+/// chunk and comes back out through this one, meets this one from behind first, and would be a
+/// false contact beyond the exit distance. A ray from behind this chunk's surface that leaves
+/// through this one and comes back out of another within the reach still counts (a narrow ridge
+/// under a body); the chunk cannot tell.
 ///
 /// The same holds inside a closed, consistently wound mesh (what [`RtcdMesh::new`] makes of a
 /// watertight input): a ray whose first hit is a back face starts inside it. A ray from a vertex
@@ -133,6 +138,24 @@ pub fn candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, distance
 pub fn solid_reach(from: &RtcdMesh, to: &RtcdMesh, params: &RtcdParams) -> Option<f32> {
     (to.solid_behind() || closed_reach_into(to, params))
         .then(|| from.aabb().extents().length() + params.culling_dist)
+}
+
+/// Where in a [solid-behind](RtcdMesh::solid_behind) `to`'s own frame a vertex of `from` must lie
+/// for its ray to take the pair's [`solid_reach`] ([`solid_at`]): behind the surface, in
+/// [`RtcdMesh::behind_box`] for that reach, grown by 1e-4 of `to`'s diagonal against rounding.
+/// `None` for any other `to`, into which a solid reach (the closed one) serves every vertex. Both
+/// backends use it (on the GPU, `Pair.behind_a_min` and the like).
+pub fn solid_behind_box(from: &RtcdMesh, to: &RtcdMesh, params: &RtcdParams) -> Option<Aabb> {
+    let reach = solid_reach(from, to, params).filter(|_| to.solid_behind())?;
+    Some(to.behind_box(reach).extended(1e-4 * to.aabb().extents().length()))
+}
+
+/// The solid reach (`solid`, [`solid_reach`]) of a vertex ray starting at `origin` (in the other
+/// mesh's frame): none outside the other mesh's [`solid_behind_box`] (`behind`), where the vertex is
+/// not behind its surface.
+#[inline]
+pub fn solid_at(solid: Option<f32>, behind: Option<&Aabb>, origin: Vec3) -> Option<f32> {
+    solid.filter(|_| behind.is_none_or(|b| b.contains(origin)))
 }
 
 /// Whether vertex rays into `to` take the [`solid_reach`] for `to` being closed
@@ -860,6 +883,7 @@ fn standard_direction(
     let back = if params.prediction { params.culling_dist } else { 0.0 };
     let exits = dir.from.exit_distances();
     let solid = dir.solid_reach(params);
+    let behind = solid_behind_box(dir.from, dir.to, params);
     let closed = closed_reach_into(dir.to, params);
     let reach_box = reach_box(dir.from, dir.to, params);
     let cuboid = dir.to.cuboid_half_extents();
@@ -881,7 +905,8 @@ fn standard_direction(
             continue;
         }
         let exit = exits[v as usize];
-        let limit = ray_limit(exit, vertex_reach(solid, closed, exit, params));
+        let limit =
+            ray_limit(exit, vertex_reach(solid_at(solid, behind.as_ref(), ray.origin), closed, exit, params));
         let hits = if closed {
             closed_trace(dir.to, &ray, back, exit, limit, params)
         } else {
@@ -1069,6 +1094,7 @@ fn iterative_direction(
 ) {
     let exits = dir.from.exit_distances();
     let solid = dir.solid_reach(params);
+    let behind = solid_behind_box(dir.from, dir.to, params);
     let closed = closed_reach_into(dir.to, params);
     let mut kept = 0;
     for k in 0..records.len() {
@@ -1096,6 +1122,7 @@ fn iterative_direction(
             WalkOutcome::Hit(h)
                 if h.from_inside && {
                     let exit = exits[r.vertex as usize];
+                    let solid = solid_at(solid, behind.as_ref(), ray.origin);
                     h.t <= ray_limit(exit, vertex_reach(solid, closed, exit, params))
                 } =>
             {
@@ -1594,6 +1621,7 @@ mod tests {
                 let region = dir.vertex_candidate_region(&params);
                 let back = if params.prediction { params.culling_dist } else { 0.0 };
                 let solid = dir.solid_reach(&params);
+                let behind = solid_behind_box(dir.from, dir.to, &params);
                 let reach = reach_box(dir.from, dir.to, &params).expect("a chunk has a reach box");
                 let mut all = Vec::new();
                 for (v, p) in dir.from.positions().iter().enumerate() {
@@ -1602,6 +1630,7 @@ mod tests {
                     }
                     let ray = dir.ray(v as u32);
                     let exit = dir.from.exit_distances()[v];
+                    let solid = solid_at(solid, behind.as_ref(), ray.origin);
                     let limit = ray_limit(exit, vertex_reach(solid, false, exit, &params));
                     let hits = params.tracer.trace_line(dir.to, &ray, back, limit, NO_SKIP);
                     match (hits.forward, hits.backward) {
