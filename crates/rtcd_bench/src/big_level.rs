@@ -131,7 +131,7 @@ pub fn table(scene: &Scene, rows: &[Row]) -> String {
         ));
     }
     t.push_str(
-        "  level ms: LevelMesh::new (validation, repair, chunks of at most 256 triangles with their BVHs and adjacency); Rapier ms: SharedShape::trimesh of the same grid; np med / mean: the scene's narrow phase per step (every pair), median / mean over the steps but the first; 1st step: the first step's, in which the driver cuts the level; batch: pairs of rtcd's batch per step (mean)\n",
+        "  level ms: LevelMesh::new (validation, repair, chunks of at most 1,024 triangles with their BVHs and adjacency); Rapier ms: SharedShape::trimesh of the same grid; np med / mean: the scene's narrow phase per step (every pair), median / mean over the steps but the first; 1st step: the first step's, in which the driver cuts the level; batch: pairs of rtcd's batch per step (mean)\n",
     );
     t
 }
