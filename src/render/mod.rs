@@ -3,11 +3,13 @@
 //! never waits for the device.
 //!
 //! Main world, after `PhysicsSet::Writeback`: the driver prepares a batch from the poses the next
-//! tick will start from and sends it over a channel. Render world, in `RenderGraphSystems::Render`
-//! and again in `Finish`: the device is polled without blocking (`PollType::Poll`); when the batch
-//! in flight is done (the queue's work-done callback has run) its results are collected and sent
-//! back; when the device is free the newest batch is submitted on the render queue (its own command
-//! encoder, beside Bevy's, not in the render graph's), older batches that waited being dropped. Next
+//! tick will start from and sends it over a channel. Render world, in `RenderGraphSystems::Render`:
+//! the device is polled without blocking (`PollType::Poll`); when the batch in flight is done (the
+//! queue's work-done callback has run) its results are collected and sent back; when the device is
+//! free the newest batch is encoded into the command encoder of the render graph's `RenderContext`
+//! (`GpuNarrowPhase::submit_into`), which Bevy submits with the frame in `RenderGraphSystems::Submit`,
+//! older batches that waited being dropped. In `Finish`, after that submission, the work-done
+//! callback is registered, and finished results are collected again. Next
 //! tick, before the step: the main world takes the results of a batch the device is done with
 //! itself when the render world has not yet (again without waiting, nor for the render world's
 //! lock); the newest results that came back are published to the contact cache; Rapier's
@@ -29,7 +31,7 @@ use bevy::{
     prelude::*,
     render::{
         RenderApp,
-        renderer::{RenderDevice, RenderGraph, RenderGraphSystems},
+        renderer::{RenderContext, RenderDevice, RenderGraph, RenderGraphSystems},
     },
 };
 use bevy_rapier3d::prelude::{
@@ -77,6 +79,9 @@ struct InFlight {
     /// Set by the queue's `on_submitted_work_done` callback: the step's work and its readback
     /// mappings are done (wgpu fires mapping callbacks before work-done callbacks).
     done: Arc<AtomicBool>,
+    /// Whether that callback is registered: after Bevy's submission of the frame that encoded the
+    /// step (`dispatch_finish`, or the next frame's `dispatch_render`), so that it follows it.
+    armed: bool,
     submitted: Instant,
 }
 
@@ -129,7 +134,10 @@ pub(crate) fn finish(app: &mut App) {
         })
         .add_systems(
             RenderGraph,
-            (dispatch.in_set(RenderGraphSystems::Render), dispatch.in_set(RenderGraphSystems::Finish)),
+            (
+                dispatch_render.in_set(RenderGraphSystems::Render),
+                dispatch_finish.in_set(RenderGraphSystems::Finish),
+            ),
         );
     app.insert_resource(PipelineChannels {
         to_render: Mutex::new(to_render),
@@ -230,11 +238,11 @@ fn send_batch(
     }
 }
 
-/// Render world, twice a frame (in `RenderGraphSystems::Render`, and in `Finish` after Bevy's own
-/// submission): never waits for the device. When the batch in flight is done, collects its results
-/// and sends them to the main world; when the device is free, submits the newest batch (older ones
-/// that waited are dropped, counted).
-fn dispatch(side: Res<RenderSide>) {
+/// Render world, in `RenderGraphSystems::Render`: never waits for the device. Takes the main
+/// world's messages; when the batch in flight is done, collects its results and sends them to the
+/// main world; when the device is free, encodes the newest batch into the render graph's command
+/// encoder, which Bevy submits with the frame (older batches that waited are dropped, counted).
+fn dispatch_render(side: Res<RenderSide>, mut ctx: RenderContext) {
     let mut messages = Vec::new();
     if let Ok(rx) = side.from_main.lock() {
         while let Ok(m) = rx.try_recv() {
@@ -253,17 +261,15 @@ fn dispatch(side: Res<RenderSide>) {
             }
         }
     }
-    if let Some(r) = collect_done(st)
-        && let Ok(tx) = side.to_main.lock()
-    {
-        let _ = tx.send(r);
-    }
-    let Some(RenderGpu { gpu, queue, .. }) = st.gpu.as_deref_mut() else { return };
+    // A step encoded in an earlier frame has been submitted with it by now.
+    arm(st);
+    send_done(&side, st);
+    let Some(RenderGpu { gpu, .. }) = st.gpu.as_deref_mut() else { return };
     if st.in_flight.is_some() {
         return;
     }
     let Some((batch, tick)) = st.waiting.take() else { return };
-    if let Err(e) = gpu.submit(&batch.inputs(), &batch.options()) {
+    if let Err(e) = gpu.submit_into(ctx.command_encoder(), &batch.inputs(), &batch.options()) {
         st.gpu = None;
         if let Ok(tx) = side.to_main.lock() {
             let _ = tx.send((batch, tick, Err(e), RenderStats { wait: Duration::ZERO, dropped: st.dropped }));
@@ -271,9 +277,35 @@ fn dispatch(side: Res<RenderSide>) {
         return;
     }
     let done = Arc::new(AtomicBool::new(false));
-    let flag = done.clone();
-    queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
-    st.in_flight = Some(InFlight { batch, tick, done, submitted: Instant::now() });
+    st.in_flight = Some(InFlight { batch, tick, done, armed: false, submitted: Instant::now() });
+}
+
+/// Render world, in `RenderGraphSystems::Finish`, after Bevy submitted the frame: registers the
+/// work-done callback of a step encoded this frame, and collects finished results.
+fn dispatch_finish(side: Res<RenderSide>) {
+    let Ok(mut guard) = side.state.lock() else { return };
+    let st = &mut *guard;
+    arm(st);
+    send_done(&side, st);
+}
+
+/// Registers the work-done callback of the batch in flight, once its frame has been submitted.
+fn arm(st: &mut RenderState) {
+    let (Some(f), Some(g)) = (st.in_flight.as_mut(), st.gpu.as_deref()) else { return };
+    if !f.armed {
+        let flag = f.done.clone();
+        g.queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
+        f.armed = true;
+    }
+}
+
+/// Sends the results of the batch in flight to the main world when the device is done with it.
+fn send_done(side: &RenderSide, st: &mut RenderState) {
+    if let Some(r) = collect_done(st)
+        && let Ok(tx) = side.to_main.lock()
+    {
+        let _ = tx.send(r);
+    }
 }
 
 /// The results of the batch in flight if the device is done with it, without waiting: the device

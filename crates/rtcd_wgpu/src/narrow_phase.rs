@@ -116,7 +116,9 @@ struct Pending {
 }
 
 struct PendingGpu {
-    submission: wgpu::SubmissionIndex,
+    /// The step's own submission; `None` when the caller submits the step's commands
+    /// ([`GpuNarrowPhase::submit_into`]).
+    submission: Option<wgpu::SubmissionIndex>,
     small_rx: MapReceiver,
     big_rx: Option<MapReceiver>,
     estimate: u64,
@@ -331,6 +333,30 @@ impl GpuNarrowPhase {
     /// compacted each step, so a pair left out would lose them (their results are returned; callers
     /// that held them ignore them).
     pub fn submit(&mut self, pairs: &[PairInput], opts: &StepOptions) -> Result<(), BackendError> {
+        self.start_step(None, pairs, opts)
+    }
+
+    /// [`GpuNarrowPhase::submit`], but the step's commands go into `encoder`, and the caller submits
+    /// it on this backend's queue (Bevy's render graph submits the encoder of its `RenderContext`
+    /// with the frame). The queue writes of the step (pair records, constants, new meshes) are
+    /// flushed by that submission, and the readback buffers are mapped once it is done
+    /// (`CommandEncoder::map_buffer_on_submit`); [`GpuNarrowPhase::collect`] before the submission
+    /// waits at most [`GpuOptions::timeout`] for mappings that cannot come, and fails.
+    pub fn submit_into(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        pairs: &[PairInput],
+        opts: &StepOptions,
+    ) -> Result<(), BackendError> {
+        self.start_step(Some(encoder), pairs, opts)
+    }
+
+    fn start_step(
+        &mut self,
+        encoder: Option<&mut wgpu::CommandEncoder>,
+        pairs: &[PairInput],
+        opts: &StepOptions,
+    ) -> Result<(), BackendError> {
         self.usable()?;
         if self.pending.is_some() {
             return Err(BackendError::Device("submit called twice without collect".into()));
@@ -338,7 +364,7 @@ impl GpuNarrowPhase {
         let start = Instant::now();
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let result = self.encode_and_submit(pairs, opts);
+        let result = self.encode_and_submit(encoder, pairs, opts);
         let validation = futures_lite::future::block_on(validation.pop());
         let oom = futures_lite::future::block_on(oom.pop());
         match (result, validation.or(oom)) {
@@ -369,16 +395,23 @@ impl GpuNarrowPhase {
         self.collect()
     }
 
+    /// Encodes the step into `target`, or into an encoder of its own that it submits.
     fn encode_and_submit(
         &mut self,
+        target: Option<&mut wgpu::CommandEncoder>,
         pairs: &[PairInput],
         opts: &StepOptions,
     ) -> Result<Pending, BackendError> {
         let start = Instant::now();
         let dev = self.device.clone();
         let too_large = |e: GpuError| BackendError::Device(e.to_string());
-        let mut encoder =
-            dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:step") });
+        let mut own = None;
+        let encoder: &mut wgpu::CommandEncoder = match target {
+            Some(e) => e,
+            None => own.insert(
+                dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:step") }),
+            ),
+        };
         // Same input checks as the CPU backend.
         let (outputs, valid) = rtcd::narrow_phase::check_pairs(pairs);
         let mut metrics = StepMetrics { failed_pairs: pairs.len() - valid.len(), ..Default::default() };
@@ -396,11 +429,11 @@ impl GpuNarrowPhase {
             let p = &pairs[i];
             // Each pair with its own lengths, as on the CPU.
             let params = base.for_pair(p.mesh1, p.mesh2);
-            let m1 = self.meshes.ensure(&dev, &self.queue, &mut encoder, p.mesh1).map_err(too_large)?;
-            let m2 = self.meshes.ensure(&dev, &self.queue, &mut encoder, p.mesh2).map_err(too_large)?;
+            let m1 = self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh1).map_err(too_large)?;
+            let m2 = self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh2).map_err(too_large)?;
             let a = self
                 .table
-                .assign(&dev, &mut encoder, p.key, (p.mesh1.id(), p.mesh2.id()))
+                .assign(&dev, &mut *encoder, p.key, (p.mesh1.id(), p.mesh2.id()))
                 .map_err(too_large)?;
             let mirror = *self.table.mirror(a.slot);
             let (radius1, radius2) = (p.mesh1.max_radius(), p.mesh2.max_radius());
@@ -505,7 +538,9 @@ impl GpuNarrowPhase {
         metrics.iterative_pairs = jobs.len() - metrics.standard_pairs;
         upload += self.meshes.take_uploaded();
         if jobs.is_empty() {
-            self.queue.submit([encoder.finish()]);
+            if let Some(own) = own.take() {
+                self.queue.submit([own.finish()]);
+            }
             metrics.upload_bytes = upload;
             return Ok(Pending {
                 entries: 0,
@@ -523,17 +558,17 @@ impl GpuNarrowPhase {
         let p_count = gpu_pairs.len() as u32;
         let next = 1 - self.cur;
         let b = &mut self.bufs;
-        b.pairs.reserve(&dev, &mut encoder, p_count as u64, 0).map_err(too_large)?;
-        b.entries.reserve(&dev, &mut encoder, e as u64, 0).map_err(too_large)?;
+        b.pairs.reserve(&dev, &mut *encoder, p_count as u64, 0).map_err(too_large)?;
+        b.entries.reserve(&dev, &mut *encoder, e as u64, 0).map_err(too_large)?;
         // Outputs (next records, contacts) are sized from the last step's count; `finish` grows them
         // and compacts again in the rare step that finds more.
         let out_estimate = (e as u64).min((2 * self.last_total).max(65_536));
-        b.records[next].reserve(&dev, &mut encoder, out_estimate, 0).map_err(too_large)?;
-        b.scan.reserve(&dev, &mut encoder, e as u64 + 1, 0).map_err(too_large)?;
-        b.contacts.reserve(&dev, &mut encoder, out_estimate, 0).map_err(too_large)?;
+        b.records[next].reserve(&dev, &mut *encoder, out_estimate, 0).map_err(too_large)?;
+        b.scan.reserve(&dev, &mut *encoder, e as u64 + 1, 0).map_err(too_large)?;
+        b.contacts.reserve(&dev, &mut *encoder, out_estimate, 0).map_err(too_large)?;
         // Scan levels: e + 1 elements (the last is 0, so the scan ends with the total).
         let levels = scan::levels(e + 1).map_err(too_large)?;
-        upload += b.scan_levels.prepare(&dev, &self.queue, &mut encoder, &levels).map_err(too_large)?;
+        upload += b.scan_levels.prepare(&dev, &self.queue, &mut *encoder, &levels).map_err(too_large)?;
         upload += b.pairs.write(&self.queue, 0, &gpu_pairs);
         let gpu_params = GpuParams {
             prediction: base.prediction as u32,
@@ -580,7 +615,7 @@ impl GpuNarrowPhase {
                 &dev,
                 &[(3, pairs_b.clone()), (4, params_b.clone()), (5, slots.as_entire_binding())],
             );
-            pass(&mut encoder, pipe, &bg, grid(p_count));
+            pass(&mut *encoder, pipe, &bg, grid(p_count));
         }
         let any_standard = jobs.iter().any(|j| j.standard);
         let any_iterative = jobs.iter().any(|j| !j.standard);
@@ -602,7 +637,7 @@ impl GpuNarrowPhase {
                     (8, b.counters.as_entire_binding()),
                 ],
             );
-            pass(&mut encoder, pipe, &bg, grid(e));
+            pass(&mut *encoder, pipe, &bg, grid(e));
         }
         if e > 0 && any_iterative {
             let pipe = k.get(Kernel::WalkIterative);
@@ -619,7 +654,7 @@ impl GpuNarrowPhase {
                     (8, b.counters.as_entire_binding()),
                 ],
             );
-            pass(&mut encoder, pipe, &bg, grid(e));
+            pass(&mut *encoder, pipe, &bg, grid(e));
         }
         {
             let pipe = k.get(Kernel::FlagEntries);
@@ -631,11 +666,11 @@ impl GpuNarrowPhase {
                     (2, b.scan_levels.params[0].as_entire_binding()),
                 ],
             );
-            pass(&mut encoder, pipe, &bg, grid(e + 1));
+            pass(&mut *encoder, pipe, &bg, grid(e + 1));
         }
-        b.scan_levels.encode(&dev, k, &mut encoder, b.scan.buffer(), &levels, &mut pass);
+        b.scan_levels.encode(&dev, k, &mut *encoder, b.scan.buffer(), &levels, &mut pass);
         if e > 0 {
-            encode_compact(&dev, k, m, b, next, e, &mut encoder, &mut pass);
+            encode_compact(&dev, k, m, b, next, e, &mut *encoder, &mut pass);
         }
         {
             let pipe = k.get(Kernel::PairEnd);
@@ -648,7 +683,7 @@ impl GpuNarrowPhase {
                     (9, b.scan.binding()),
                 ],
             );
-            pass(&mut encoder, pipe, &bg, grid(p_count));
+            pass(&mut *encoder, pipe, &bg, grid(p_count));
         }
 
         // Readback: the total and counters, the timestamps, and a first guess of the contacts.
@@ -681,7 +716,7 @@ impl GpuNarrowPhase {
             );
             rx
         });
-        let submission = self.queue.submit([encoder.finish()]);
+        let submission = own.take().map(|own| self.queue.submit([own.finish()]));
         self.trace_edges(pairs, &mut jobs);
         Ok(Pending {
             entries: e,
@@ -757,7 +792,9 @@ impl GpuNarrowPhase {
         let mut waited = Duration::ZERO;
         let mut readback = SMALL_STAGING;
         let t = Instant::now();
-        self.wait(gpu.submission.clone())?;
+        if let Some(submission) = gpu.submission.clone() {
+            self.wait(submission)?;
+        }
         let mapped =
             |rx: &MapReceiver| crate::readback::await_mapping(&self.device, rx, self.options.timeout);
         mapped(&gpu.small_rx)?;
