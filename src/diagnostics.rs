@@ -45,8 +45,9 @@ pub struct RtcdDiagnostics {
     /// Pipelined mode: the time the thread that collected the results published this tick (the
     /// render thread, or this tick's narrow phase when they were done before the render world
     /// looked) was blocked on the GPU. Neither waits for the device: a batch is collected only once
-    /// the device is done with it, so this stays near zero (a readback larger than its first guess
-    /// is the one wait left); 0 on ticks with no results back, and in the other modes.
+    /// the device is done with it (`GpuNarrowPhase::try_collect`), and a readback larger than its
+    /// first guess is read again by a later frame, so this is zero; 0 also on ticks with no results
+    /// back, and in the other modes.
     pub render_wait: Duration,
     /// Pipelined mode: batches the render world dropped since the backend started, because a newer
     /// one came while the device was still busy with an earlier one (only the newest is stepped).

@@ -4,12 +4,13 @@
 //!
 //! Main world, after `PhysicsSet::Writeback`: the driver prepares a batch from the poses the next
 //! tick will start from and sends it over a channel. Render world, in `RenderGraphSystems::Render`:
-//! the device is polled without blocking (`PollType::Poll`); when the batch in flight is done (the
-//! queue's work-done callback has run) its results are collected and sent back; when the device is
-//! free the newest batch is encoded into the command encoder of the render graph's `RenderContext`
-//! (`GpuNarrowPhase::submit_into`), which Bevy submits with the frame in `RenderGraphSystems::Submit`,
-//! older batches that waited being dropped. In `Finish`, after that submission, the work-done
-//! callback is registered, and finished results are collected again. Next
+//! the batch in flight is collected if the device is done with it (`GpuNarrowPhase::try_collect`:
+//! the device polled with `PollType::Poll`, the readback mappings checked without waiting, a second
+//! read for contacts beyond the first one's guess submitted and collected later) and its results
+//! sent back; when the device is free the newest batch is encoded into the command encoder of the
+//! render graph's `RenderContext` (`GpuNarrowPhase::submit_into`), which Bevy submits with the
+//! frame in `RenderGraphSystems::Submit`, older batches that waited being dropped. In `Finish`,
+//! finished results are collected again. Next
 //! tick, before the step: the main world takes the results of a batch the device is done with
 //! itself when the render world has not yet (again without waiting, nor for the render world's
 //! lock); the newest results that came back are published to the contact cache; Rapier's
@@ -20,10 +21,9 @@
 use std::{
     sync::{
         Arc, Mutex,
-        atomic::{AtomicBool, Ordering},
         mpsc::{Receiver, Sender, channel},
     },
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use bevy::{
@@ -52,8 +52,8 @@ enum ToRender {
 /// What the render world tells the main world with each result.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct RenderStats {
-    /// The render thread's time blocked on the device while collecting these results
-    /// (`StepMetrics::device_wait`): near zero, since it collects only finished submissions.
+    /// The time the thread that collected these results was blocked on the device
+    /// (`StepMetrics::device_wait`): near zero, since `GpuNarrowPhase::try_collect` never waits.
     pub(crate) wait: Duration,
     /// Batches the render world dropped so far, replaced by a newer one before the device was free.
     pub(crate) dropped: u64,
@@ -76,22 +76,12 @@ pub(crate) struct PipelineChannels {
 struct InFlight {
     batch: Batch,
     tick: u64,
-    /// Set by the queue's `on_submitted_work_done` callback: the step's work and its readback
-    /// mappings are done (wgpu fires mapping callbacks before work-done callbacks).
-    done: Arc<AtomicBool>,
-    /// Whether that callback is registered: after Bevy's submission of the frame that encoded the
-    /// step (`dispatch_finish`, or the next frame's `dispatch_render`), so that it follows it.
-    armed: bool,
-    submitted: Instant,
 }
 
-/// The backend, the device and queue it runs on (polled without waiting), and how long a step may
-/// take.
+/// The backend (it polls its device without waiting in `try_collect`, and fails a step that takes
+/// longer than `RtcdSettings::gpu_timeout`).
 struct RenderGpu {
     gpu: GpuNarrowPhase,
-    device: wgpu::Device,
-    queue: wgpu::Queue,
-    timeout: Duration,
 }
 
 /// Render-world state.
@@ -162,7 +152,7 @@ pub(crate) fn start(world: &World, params: RtcdParams, settings: &RtcdSettings) 
         .to_render
         .lock()
         .map_err(|e| e.to_string())?
-        .send(ToRender::Backend(Box::new(RenderGpu { gpu, device, queue, timeout: settings.gpu_timeout })))
+        .send(ToRender::Backend(Box::new(RenderGpu { gpu })))
         .map_err(|e| e.to_string())?;
     Ok(info.name)
 }
@@ -261,8 +251,6 @@ fn dispatch_render(side: Res<RenderSide>, mut ctx: RenderContext) {
             }
         }
     }
-    // A step encoded in an earlier frame has been submitted with it by now.
-    arm(st);
     send_done(&side, st);
     let Some(RenderGpu { gpu, .. }) = st.gpu.as_deref_mut() else { return };
     if st.in_flight.is_some() {
@@ -276,27 +264,14 @@ fn dispatch_render(side: Res<RenderSide>, mut ctx: RenderContext) {
         }
         return;
     }
-    let done = Arc::new(AtomicBool::new(false));
-    st.in_flight = Some(InFlight { batch, tick, done, armed: false, submitted: Instant::now() });
+    st.in_flight = Some(InFlight { batch, tick });
 }
 
-/// Render world, in `RenderGraphSystems::Finish`, after Bevy submitted the frame: registers the
-/// work-done callback of a step encoded this frame, and collects finished results.
+/// Render world, in `RenderGraphSystems::Finish`, after Bevy submitted the frame: collects
+/// finished results.
 fn dispatch_finish(side: Res<RenderSide>) {
     let Ok(mut guard) = side.state.lock() else { return };
-    let st = &mut *guard;
-    arm(st);
-    send_done(&side, st);
-}
-
-/// Registers the work-done callback of the batch in flight, once its frame has been submitted.
-fn arm(st: &mut RenderState) {
-    let (Some(f), Some(g)) = (st.in_flight.as_mut(), st.gpu.as_deref()) else { return };
-    if !f.armed {
-        let flag = f.done.clone();
-        g.queue.on_submitted_work_done(move || flag.store(true, Ordering::Release));
-        f.armed = true;
-    }
+    send_done(&side, &mut guard);
 }
 
 /// Sends the results of the batch in flight to the main world when the device is done with it.
@@ -308,26 +283,15 @@ fn send_done(side: &RenderSide, st: &mut RenderState) {
     }
 }
 
-/// The results of the batch in flight if the device is done with it, without waiting: the device
-/// is polled (`PollType::Poll`), and the batch is collected once the queue's work-done callback has
-/// run. A batch in flight longer than `RtcdSettings::gpu_timeout` is a failure, as in immediate
-/// mode. The backend is dropped after a failure.
+/// The results of the batch in flight if the device is done with it, without waiting
+/// (`GpuNarrowPhase::try_collect`). A batch in flight longer than `RtcdSettings::gpu_timeout` is a
+/// failure, as in immediate mode. The backend is dropped after a failure.
 fn collect_done(st: &mut RenderState) -> Option<FromRender> {
-    let RenderGpu { gpu, device, timeout, .. } = st.gpu.as_deref_mut()?;
-    let f = st.in_flight.as_ref()?;
-    // Runs the callbacks of finished work.
-    let _ = device.poll(wgpu::PollType::Poll);
-    let out = if f.done.load(Ordering::Acquire) {
-        // The submission and its mappings are done: `collect` finds them so and does not wait, but
-        // for a readback larger than its first guess (counted in the step's `device_wait`).
-        gpu.collect()
-    } else if f.submitted.elapsed() > *timeout {
-        Err(BackendError::Readback(format!("no result after {timeout:?}")))
-    } else {
-        return None;
-    };
-    let f = st.in_flight.take()?;
+    let RenderGpu { gpu } = st.gpu.as_deref_mut()?;
+    st.in_flight.as_ref()?;
+    let out = gpu.try_collect()?;
     let wait = out.as_ref().ok().and_then(|o| o.metrics.device_wait).unwrap_or_default();
+    let f = st.in_flight.take()?;
     if out.is_err() {
         st.gpu = None;
     }

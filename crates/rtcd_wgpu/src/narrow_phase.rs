@@ -123,6 +123,20 @@ struct PendingGpu {
     big_rx: Option<MapReceiver>,
     estimate: u64,
     passes: Vec<&'static str>,
+    /// The mappings [`GpuNarrowPhase::try_collect`] found done (each callback is received once).
+    small_done: bool,
+    big_done: bool,
+    /// The second read that [`GpuNarrowPhase::try_collect`] started for contacts beyond the first
+    /// guess, with their recompaction when they outgrew the outputs.
+    reread: Option<Reread>,
+}
+
+/// A second read of the step's contacts, in flight.
+struct Reread {
+    staging: wgpu::Buffer,
+    bytes: u64,
+    rx: MapReceiver,
+    done: bool,
 }
 
 /// The GPU narrow phase. See the module docs; the contract of [`GpuNarrowPhase::step`] is that of
@@ -387,6 +401,150 @@ impl GpuNarrowPhase {
             .take()
             .ok_or_else(|| BackendError::Device("collect called without submit".into()))?;
         self.finish(pending).map_err(|e| self.fail(e))
+    }
+
+    /// The results of the submitted step if the device is done with it, without waiting: `None`
+    /// while it is not (the device is polled, `PollType::Poll`), or when no step was submitted. When
+    /// the step found more contacts than the first read could hold, the second read is submitted
+    /// here and collected by a later call. A step not done after [`GpuOptions::timeout`] is an error.
+    /// For a caller that must never block (the pipelined mode's render world); [`StepMetrics::device_wait`]
+    /// is then zero.
+    pub fn try_collect(&mut self) -> Option<Result<StepOutput, BackendError>> {
+        if let Err(e) = self.usable() {
+            return Some(Err(e));
+        }
+        let pending = self.pending.as_mut()?;
+        if pending.gpu.is_some() {
+            let _ = self.device.poll(wgpu::PollType::Poll);
+            match self.step_ready() {
+                Ok(true) => {}
+                Ok(false)
+                    if self.pending.as_ref().is_some_and(|p| p.start.elapsed() > self.options.timeout) =>
+                {
+                    let e = BackendError::Readback(format!("no result after {:?}", self.options.timeout));
+                    self.pending = None;
+                    return Some(Err(self.fail(e)));
+                }
+                Ok(false) => return None,
+                Err(e) => {
+                    self.pending = None;
+                    return Some(Err(self.fail(e)));
+                }
+            }
+        }
+        Some(self.collect())
+    }
+
+    /// Whether every read of the pending step is mapped; starts the second read when the first one
+    /// was too small. Never waits.
+    fn step_ready(&mut self) -> Result<bool, BackendError> {
+        let Some(gpu) = self.pending.as_mut().and_then(|p| p.gpu.as_mut()) else { return Ok(true) };
+        let received = |rx: &MapReceiver, done: &mut bool| -> Result<bool, BackendError> {
+            if !*done {
+                match rx.try_recv() {
+                    Ok(Ok(())) => *done = true,
+                    Ok(Err(e)) => return Err(BackendError::Readback(e.to_string())),
+                    Err(mpsc::TryRecvError::Empty) => {}
+                    Err(mpsc::TryRecvError::Disconnected) => {
+                        return Err(BackendError::Readback("the mapping callback was dropped".into()));
+                    }
+                }
+            }
+            Ok(*done)
+        };
+        if !received(&gpu.small_rx, &mut gpu.small_done)? {
+            return Ok(false);
+        }
+        if let Some(rx) = &gpu.big_rx
+            && !received(rx, &mut gpu.big_done)?
+        {
+            return Ok(false);
+        }
+        if let Some(r) = gpu.reread.as_mut() {
+            return received(&r.rx, &mut r.done);
+        }
+        let total = {
+            let view = self.bufs.small_staging.get_mapped_range(0..4);
+            u64::from(bytemuck::pod_read_unaligned::<u32>(&view[..4]))
+        };
+        let estimate = gpu.estimate;
+        let entries = self.pending.as_ref().map_or(0, |p| p.entries);
+        if self.fits_first_read(total, estimate) {
+            return Ok(true);
+        }
+        let (staging, bytes, rx) = self.start_reread(total, entries)?;
+        if let Some(gpu) = self.pending.as_mut().and_then(|p| p.gpu.as_mut()) {
+            gpu.reread = Some(Reread { staging, bytes, rx, done: false });
+        }
+        Ok(false)
+    }
+
+    /// Whether `total` contacts fit the outputs and the first read of `estimate` contacts.
+    fn fits_first_read(&self, total: u64, estimate: u64) -> bool {
+        let next = 1 - self.cur;
+        let overflow = total > self.bufs.contacts.capacity().min(self.bufs.records[next].capacity());
+        !overflow && total <= estimate
+    }
+
+    /// Submits the second read of a step's `total` contacts (recompacted first when they outgrew the
+    /// outputs): a staging buffer of their bytes, mapped on the submission. Never waits.
+    fn start_reread(
+        &mut self,
+        total: u64,
+        entries: u32,
+    ) -> Result<(wgpu::Buffer, u64, MapReceiver), BackendError> {
+        let dev = self.device.clone();
+        let mut encoder =
+            dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:reread") });
+        self.encode_recompact(&mut encoder, total, entries)?;
+        let bytes = total * std::mem::size_of::<GpuContactOut>() as u64;
+        let staging = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("rtcd:buffer:staging_reread"),
+            size: bytes.max(4),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let (tx, rx) = mpsc::channel();
+        if bytes > 0 {
+            encoder.copy_buffer_to_buffer(self.bufs.contacts.buffer(), 0, &staging, 0, bytes);
+        }
+        encoder.map_buffer_on_submit(&staging, wgpu::MapMode::Read, 0..bytes.max(4), move |r| {
+            let _ = tx.send(r);
+        });
+        self.queue.submit([encoder.finish()]);
+        Ok((staging, bytes, rx))
+    }
+
+    /// When `total` contacts outgrew the outputs (next records, contacts): grows them and encodes
+    /// the compaction again (the entries and the scan are intact). Nothing otherwise.
+    fn encode_recompact(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        total: u64,
+        entries: u32,
+    ) -> Result<(), BackendError> {
+        let next = 1 - self.cur;
+        if total <= self.bufs.contacts.capacity().min(self.bufs.records[next].capacity()) {
+            return Ok(());
+        }
+        let dev = self.device.clone();
+        let too_large = |e: GpuError| BackendError::Device(e.to_string());
+        self.bufs.records[next].reserve(&dev, encoder, total, 0).map_err(too_large)?;
+        self.bufs.contacts.reserve(&dev, encoder, total, 0).map_err(too_large)?;
+        let mut pass = |encoder: &mut wgpu::CommandEncoder,
+                        pipe: &Pipeline,
+                        bg: &wgpu::BindGroup,
+                        groups: (u32, u32)| {
+            let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(pipe.kernel.label()),
+                timestamp_writes: None,
+            });
+            cp.set_pipeline(&pipe.pipeline);
+            cp.set_bind_group(0, bg, &[]);
+            cp.dispatch_workgroups(groups.0, groups.1, 1);
+        };
+        encode_compact(&dev, &self.kernels, &self.meshes, &self.bufs, next, entries, encoder, &mut pass);
+        Ok(())
     }
 
     /// `submit` then `collect`.
@@ -726,7 +884,16 @@ impl GpuNarrowPhase {
             metrics,
             start,
             submit_host: Duration::ZERO,
-            gpu: Some(PendingGpu { submission, small_rx, big_rx, estimate, passes }),
+            gpu: Some(PendingGpu {
+                submission,
+                small_rx,
+                big_rx,
+                estimate,
+                passes,
+                small_done: false,
+                big_done: false,
+                reread: None,
+            }),
         })
     }
 
@@ -791,14 +958,19 @@ impl GpuNarrowPhase {
         // Time blocked on the device, and the bytes mapped back.
         let mut waited = Duration::ZERO;
         let mut readback = SMALL_STAGING;
+        // What `try_collect` found mapped is not waited for (nor counted).
         let t = Instant::now();
         if let Some(submission) = gpu.submission.clone() {
             self.wait(submission)?;
         }
         let mapped =
             |rx: &MapReceiver| crate::readback::await_mapping(&self.device, rx, self.options.timeout);
-        mapped(&gpu.small_rx)?;
-        waited += t.elapsed();
+        if !gpu.small_done {
+            mapped(&gpu.small_rx)?;
+        }
+        if gpu.submission.is_some() || !gpu.small_done {
+            waited += t.elapsed();
+        }
         let b = &self.bufs;
         let (total, counters, timings) = {
             let view = b.small_staging.get_mapped_range(0..SMALL_STAGING);
@@ -815,9 +987,11 @@ impl GpuNarrowPhase {
         };
         b.small_staging.unmap();
         if let Some(rx) = &gpu.big_rx {
-            let t = Instant::now();
-            mapped(rx)?;
-            waited += t.elapsed();
+            if !gpu.big_done {
+                let t = Instant::now();
+                mapped(rx)?;
+                waited += t.elapsed();
+            }
             readback += gpu.estimate * std::mem::size_of::<GpuContactOut>() as u64;
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
@@ -834,37 +1008,11 @@ impl GpuNarrowPhase {
         }
         if !in_staging {
             let dev = self.device.clone();
-            if overflow {
-                // More contacts than the outputs could hold: grow them and compact again (the entries
-                // and the scan are intact).
+            if gpu.reread.is_none() && overflow {
                 let mut encoder = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("rtcd:recompact"),
                 });
-                let too_large = |e: GpuError| BackendError::Device(e.to_string());
-                self.bufs.records[next].reserve(&dev, &mut encoder, total, 0).map_err(too_large)?;
-                self.bufs.contacts.reserve(&dev, &mut encoder, total, 0).map_err(too_large)?;
-                let mut pass = |encoder: &mut wgpu::CommandEncoder,
-                                pipe: &Pipeline,
-                                bg: &wgpu::BindGroup,
-                                groups: (u32, u32)| {
-                    let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some(pipe.kernel.label()),
-                        timestamp_writes: None,
-                    });
-                    cp.set_pipeline(&pipe.pipeline);
-                    cp.set_bind_group(0, bg, &[]);
-                    cp.dispatch_workgroups(groups.0, groups.1, 1);
-                };
-                encode_compact(
-                    &dev,
-                    &self.kernels,
-                    &self.meshes,
-                    &self.bufs,
-                    next,
-                    entries,
-                    &mut encoder,
-                    &mut pass,
-                );
+                self.encode_recompact(&mut encoder, total, entries)?;
                 let index = self.queue.submit([encoder.finish()]);
                 let t = Instant::now();
                 self.wait(index)?;
@@ -873,16 +1021,27 @@ impl GpuNarrowPhase {
             // More than the first copy guessed: read the whole range (one more round trip), and make
             // the staging buffer big enough for next time.
             let bytes = total * contact_size;
-            // Counted as waiting as a whole (it is mostly the wait for the copy).
-            let t = Instant::now();
-            let c = crate::readback::read_buffer(
-                &dev,
-                &self.queue,
-                self.bufs.contacts.buffer(),
-                bytes,
-                self.options.timeout,
-            )?;
-            waited += t.elapsed();
+            let c = match &gpu.reread {
+                // Read by `try_collect`'s second read, mapped by now.
+                Some(r) => {
+                    let data = r.staging.get_mapped_range(0..r.bytes).to_vec();
+                    r.staging.unmap();
+                    data
+                }
+                None => {
+                    // Counted as waiting as a whole (it is mostly the wait for the copy).
+                    let t = Instant::now();
+                    let c = crate::readback::read_buffer(
+                        &dev,
+                        &self.queue,
+                        self.bufs.contacts.buffer(),
+                        bytes,
+                        self.options.timeout,
+                    )?;
+                    waited += t.elapsed();
+                    c
+                }
+            };
             readback += bytes;
             contacts = bytemuck::pod_collect_to_vec(&c);
             let bigger = (2 * bytes).max(self.bufs.big_staging_bytes);
