@@ -53,7 +53,7 @@ enum ToRender {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct RenderStats {
     /// The time the thread that collected these results was blocked on the device
-    /// (`StepMetrics::device_wait`): near zero, since `GpuNarrowPhase::try_collect` never waits.
+    /// (`StepMetrics::device_wait`): zero, since `GpuNarrowPhase::try_collect` never waits.
     pub(crate) wait: Duration,
     /// Batches the render world dropped so far, replaced by a newer one before the device was free.
     pub(crate) dropped: u64,
