@@ -1556,19 +1556,30 @@ mod tests {
 
     /// Into a level chunk (solid behind), the reach box skips only rays that leave no record: bodies
     /// (a blob, a torus, a thin plate) on random poses around and under a steep hilly terrain cut into
-    /// small chunks, with and without prediction; tracing every vertex of the candidate region with
-    /// the same rules (the solid reach, no skip) keeps exactly the same records and contacts, and the
-    /// box does skip candidates.
+    /// small chunks, with and without prediction, the whole scene 1 cm, 8 m and 1 km across; tracing
+    /// every vertex of the candidate region with the same rules (the solid reach, no skip) keeps
+    /// exactly the same records and contacts, and the box does skip candidates.
     #[test]
     fn reach_box_into_level_chunks_skips_only_rays_without_records() {
+        for scale in [0.01 / 8.0, 1.0, 1000.0 / 8.0] {
+            reach_box_into_level_chunks_at(scale);
+        }
+    }
+
+    /// The scene of `reach_box_into_level_chunks_skips_only_rays_without_records`, every length
+    /// times `scale`.
+    fn reach_box_into_level_chunks_at(scale: f32) {
         let height = |x: f32, z: f32| 0.8 * (1.3 * x).sin() * (0.9 * z).cos();
+        let scaled = |(p, i): shapes::MeshData| -> shapes::MeshData {
+            (p.into_iter().map(|v| v * scale).collect(), i)
+        };
         let n = 32u32;
         let size = 8.0f32;
         let mut positions = Vec::new();
         for j in 0..=n {
             for i in 0..=n {
                 let (x, z) = (size * (i as f32 / n as f32 - 0.5), size * (j as f32 / n as f32 - 0.5));
-                positions.push(Vec3::new(x, height(x, z), z));
+                positions.push(Vec3::new(x, height(x, z), z) * scale);
             }
         }
         let at = |i: u32, j: u32| j * (n + 1) + i;
@@ -1580,9 +1591,9 @@ mod tests {
             .collect();
         let level = crate::LevelMesh::with_chunk_triangles("hills", &positions, &indices, 64).unwrap();
         let bodies = [
-            mesh("blob", shapes::star_blob(0.5, 24, 14, 5, 0.3, 3)),
-            mesh("torus", shapes::torus(0.5, 0.18, 32, 12)),
-            mesh("plate", shapes::cuboid(Vec3::new(0.6, 0.02, 0.4))),
+            mesh("blob", scaled(shapes::star_blob(0.5, 24, 14, 5, 0.3, 3))),
+            mesh("torus", scaled(shapes::torus(0.5, 0.18, 32, 12))),
+            mesh("plate", scaled(shapes::cuboid(Vec3::new(0.6, 0.02, 0.4)))),
         ];
         let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
         let (mut skipped, mut kept, mut contacts_seen, mut chunk_pairs) = (0, 0, 0, 0);
@@ -1590,7 +1601,7 @@ mod tests {
         for k in 0..600 {
             let body = &bodies[k % 3];
             let (x, z) = (rng.random_range(-3.0..3.0), rng.random_range(-3.0..3.0));
-            let t = Vec3::new(x, height(x, z) + rng.random_range(-0.8..0.6), z);
+            let t = Vec3::new(x, height(x, z) + rng.random_range(-0.8..0.6), z) * scale;
             let q = Quat::from_euler(
                 glam::EulerRot::XYZ,
                 rng.random_range(-3.0..3.0),
@@ -1645,12 +1656,12 @@ mod tests {
                 }
                 kept += all.len();
                 contacts_seen += all.iter().filter(|r| r.in_contact).count();
-                assert_eq!(records, all, "pose {k}, chunk {c}");
+                assert_eq!(records, all, "scale {scale}: pose {k}, chunk {c}");
             }
         }
         assert!(
             chunk_pairs > 1000 && kept > 2000 && contacts_seen > 1000 && skipped > 10_000,
-            "{chunk_pairs} chunk pairs, {kept} records ({contacts_seen} contacts), {skipped} skipped rays"
+            "scale {scale}: {chunk_pairs} chunk pairs, {kept} records ({contacts_seen} contacts), {skipped} skipped rays"
         );
     }
 }
