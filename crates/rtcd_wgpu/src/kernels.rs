@@ -143,3 +143,19 @@ pub(crate) fn grid(n: u32) -> (u32, u32) {
     let x = groups.min(65_535);
     (x, groups.div_ceil(x))
 }
+
+/// One compute pass of `pipe` over `groups` workgroups with bind group `bg`, without timestamps.
+pub(crate) fn untimed_pass(
+    encoder: &mut wgpu::CommandEncoder,
+    pipe: &Pipeline,
+    bg: &wgpu::BindGroup,
+    groups: (u32, u32),
+) {
+    let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(pipe.kernel.label()),
+        timestamp_writes: None,
+    });
+    cp.set_pipeline(&pipe.pipeline);
+    cp.set_bind_group(0, bg, &[]);
+    cp.dispatch_workgroups(groups.0, groups.1, 1);
+}

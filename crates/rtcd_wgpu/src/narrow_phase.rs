@@ -36,7 +36,7 @@ use crate::{
     buffer::GrowBuffer,
     error::GpuError,
     gpu_types::*,
-    kernels::{Kernels, Pipeline, grid},
+    kernels::{Kernels, Pipeline, grid, untimed_pass},
     mesh_store::MeshStore,
     pair_table::{HostEdgeState, PairTable, SlotMirror},
     readback::MapReceiver,
@@ -531,19 +531,16 @@ impl GpuNarrowPhase {
         let too_large = |e: GpuError| BackendError::Device(e.to_string());
         self.bufs.records[next].reserve(&dev, encoder, total, 0).map_err(too_large)?;
         self.bufs.contacts.reserve(&dev, encoder, total, 0).map_err(too_large)?;
-        let mut pass = |encoder: &mut wgpu::CommandEncoder,
-                        pipe: &Pipeline,
-                        bg: &wgpu::BindGroup,
-                        groups: (u32, u32)| {
-            let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(pipe.kernel.label()),
-                timestamp_writes: None,
-            });
-            cp.set_pipeline(&pipe.pipeline);
-            cp.set_bind_group(0, bg, &[]);
-            cp.dispatch_workgroups(groups.0, groups.1, 1);
-        };
-        encode_compact(&dev, &self.kernels, &self.meshes, &self.bufs, next, entries, encoder, &mut pass);
+        encode_compact(
+            &dev,
+            &self.kernels,
+            &self.meshes,
+            &self.bufs,
+            next,
+            entries,
+            encoder,
+            &mut untimed_pass,
+        );
         Ok(())
     }
 

@@ -6,7 +6,7 @@ use crate::{
     buffer::GrowBuffer,
     error::GpuError,
     gpu_types::GpuScanParams,
-    kernels::{Kernels, Pipeline},
+    kernels::{Kernels, Pipeline, untimed_pass},
     shaders::Kernel,
 };
 
@@ -137,17 +137,7 @@ pub fn exclusive_scan(
     buf.write(queue, 0, data);
     let mut scan = ScanBuffers::new(device);
     scan.prepare(device, queue, &mut encoder, &levels)?;
-    let mut pass =
-        |encoder: &mut wgpu::CommandEncoder, pipe: &Pipeline, bg: &wgpu::BindGroup, groups: (u32, u32)| {
-            let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(pipe.kernel.label()),
-                timestamp_writes: None,
-            });
-            cp.set_pipeline(&pipe.pipeline);
-            cp.set_bind_group(0, bg, &[]);
-            cp.dispatch_workgroups(groups.0, groups.1, 1);
-        };
-    scan.encode(device, &kernels, &mut encoder, buf.buffer(), &levels, &mut pass);
+    scan.encode(device, &kernels, &mut encoder, buf.buffer(), &levels, &mut untimed_pass);
     queue.submit([encoder.finish()]);
     let bytes = crate::readback::read_buffer(
         device,
