@@ -167,19 +167,33 @@ fn agree(
     counts
 }
 
-#[test]
-fn body_chunk_pairs_agree_with_the_cpu() {
+/// A torus, a blob and a low-poly box.
+fn concave_bodies() -> [RtcdMesh; 3] {
     let (bv, bi) = shapes::cuboid(Vec3::new(0.5, 0.2, 0.35));
-    let bodies =
-        [common::asset("torus_900"), common::asset("blob_900"), RtcdMesh::new("box", &bv, &bi).unwrap()];
-    // Each body: its lowest point sunk 0-8 cm under the terrain, at a random place and orientation.
-    let counts = agree("body-chunk pairs", &bodies, height, 128, |r, m| {
+    [common::asset("torus_900"), common::asset("blob_900"), RtcdMesh::new("box", &bv, &bi).unwrap()]
+}
+
+/// A pose of body `m` at a random place and orientation, its lowest point sunk a random depth in
+/// `sink` under `surface`.
+fn sunk(
+    bodies: &[RtcdMesh],
+    surface: fn(f32, f32) -> f32,
+    sink: std::ops::Range<f32>,
+) -> impl Fn(&mut rand_pcg::Pcg64, usize) -> Pose + '_ {
+    move |r, m| {
         let rot = common::random_rotation(r);
         let (x, z) = (r.random_range(-7.0..7.0), r.random_range(-7.0..7.0));
         let lowest = bodies[m].positions().iter().map(|q| (rot * *q).y).fold(f32::INFINITY, f32::min);
-        let y = height(x, z) - lowest - r.random_range(0.0..0.08);
+        let y = surface(x, z) - lowest - r.random_range(sink.clone());
         Pose::new(Vec3::new(x, y, z), rot)
-    });
+    }
+}
+
+#[test]
+fn body_chunk_pairs_agree_with_the_cpu() {
+    let bodies = concave_bodies();
+    // Each body: its lowest point sunk 0-8 cm under the terrain.
+    let counts = agree("body-chunk pairs", &bodies, height, 128, sunk(&bodies, height, 0.0..0.08));
     let features = counts.agreement.features;
     assert!(features > 2000, "too few contacts to compare: {features}");
     assert!(counts.agreement.share() >= 0.999, "{:.3} % of contacts agree", 100.0 * counts.agreement.share());
@@ -220,16 +234,8 @@ fn deep_thin_bodies_agree_with_the_cpu() {
 /// meet it from behind beyond their exit distance; both backends withhold those contacts alike.
 #[test]
 fn bodies_under_steep_hills_agree_with_the_cpu() {
-    let (bv, bi) = shapes::cuboid(Vec3::new(0.5, 0.2, 0.35));
-    let bodies =
-        [common::asset("torus_900"), common::asset("blob_900"), RtcdMesh::new("box", &bv, &bi).unwrap()];
-    let counts = agree("bodies under steep hills", &bodies, steep, 32, |r, m| {
-        let rot = common::random_rotation(r);
-        let (x, z) = (r.random_range(-7.0..7.0), r.random_range(-7.0..7.0));
-        let lowest = bodies[m].positions().iter().map(|q| (rot * *q).y).fold(f32::INFINITY, f32::min);
-        let y = steep(x, z) - lowest - r.random_range(0.0..0.4);
-        Pose::new(Vec3::new(x, y, z), rot)
-    });
+    let bodies = concave_bodies();
+    let counts = agree("bodies under steep hills", &bodies, steep, 32, sunk(&bodies, steep, 0.0..0.4));
     let features = counts.agreement.features;
     assert!(features > 2000, "too few contacts to compare: {features}");
     assert!(

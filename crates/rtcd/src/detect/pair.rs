@@ -1482,6 +1482,38 @@ mod tests {
         );
     }
 
+    /// The records a standard direction keeps when every vertex of `region` is traced, none skipped:
+    /// the reference the reach-box tests compare with. `limit` gives each vertex's ray length; the
+    /// second value counts the vertices without a record that lie outside `reach` (the skips).
+    fn traced_without_skips(
+        dir: &Direction,
+        params: &RtcdParams,
+        region: Aabb,
+        limit: impl Fn(u32, &Ray) -> f32,
+        reach: Option<Aabb>,
+    ) -> (Vec<RayRecord>, usize) {
+        let back = if params.prediction { params.culling_dist } else { 0.0 };
+        let (mut all, mut skipped) = (Vec::new(), 0);
+        for (v, p) in dir.from.positions().iter().enumerate() {
+            if region.is_empty() || !region.contains(*p) {
+                continue;
+            }
+            let v = v as u32;
+            let ray = dir.ray(v);
+            let hits = params.tracer.trace_line(dir.to, &ray, back, limit(v, &ray), NO_SKIP);
+            match (hits.forward, hits.backward) {
+                (Some(h), _) if h.from_inside => {
+                    all.push(RayRecord { vertex: v, triangle: h.triangle, in_contact: true })
+                }
+                (_, Some(h)) if h.from_inside => {
+                    all.push(RayRecord { vertex: v, triangle: h.triangle, in_contact: false })
+                }
+                _ => skipped += usize::from(reach.is_some_and(|b| !b.contains(ray.origin))),
+            }
+        }
+        (all, skipped)
+    }
+
     /// The reach box skips only rays that leave no record: on random poses of closed concave meshes,
     /// with and without prediction, a standard direction keeps exactly the records and contacts of
     /// tracing every vertex of the candidate region, and the box does skip candidates.
@@ -1522,30 +1554,15 @@ mod tests {
                     &mut records,
                 );
                 // Every vertex of the region traced, with the same rules.
-                let region = dir.candidate_region(params.candidate_extension());
-                let back = if params.prediction { params.culling_dist } else { 0.0 };
-                let mut all = Vec::new();
-                for (v, p) in dir.from.positions().iter().enumerate() {
-                    if region.is_empty() || !region.contains(*p) {
-                        continue;
-                    }
-                    let ray = dir.ray(v as u32);
-                    let hits =
-                        params.tracer.trace_line(dir.to, &ray, back, dir.from.exit_distances()[v], NO_SKIP);
-                    match (hits.forward, hits.backward) {
-                        (Some(h), _) if h.from_inside => {
-                            all.push(RayRecord { vertex: v as u32, triangle: h.triangle, in_contact: true })
-                        }
-                        (_, Some(h)) if h.from_inside => {
-                            all.push(RayRecord { vertex: v as u32, triangle: h.triangle, in_contact: false })
-                        }
-                        _ => {
-                            if reach_box(dir.from, dir.to, &params).is_some_and(|b| !b.contains(ray.origin)) {
-                                skipped += 1;
-                            }
-                        }
-                    }
-                }
+                let exits = dir.from.exit_distances();
+                let (all, skips) = traced_without_skips(
+                    &dir,
+                    &params,
+                    dir.candidate_region(params.candidate_extension()),
+                    |v, _| exits[v as usize],
+                    reach_box(dir.from, dir.to, &params),
+                );
+                skipped += skips;
                 kept += all.len();
                 assert_eq!(records, all, "pose {k}");
                 assert_eq!(contacts.len(), all.len());
@@ -1629,31 +1646,25 @@ mod tests {
                     &mut contacts,
                     &mut records,
                 );
-                let region = dir.vertex_candidate_region(&params);
-                let back = if params.prediction { params.culling_dist } else { 0.0 };
                 let solid = dir.solid_reach(&params);
                 let behind = solid_behind_box(dir.from, dir.to, &params);
-                let reach = reach_box(dir.from, dir.to, &params).expect("a chunk has a reach box");
-                let mut all = Vec::new();
-                for (v, p) in dir.from.positions().iter().enumerate() {
-                    if region.is_empty() || !region.contains(*p) {
-                        continue;
-                    }
-                    let ray = dir.ray(v as u32);
-                    let exit = dir.from.exit_distances()[v];
-                    let solid = solid_at(solid, behind.as_ref(), ray.origin);
-                    let limit = ray_limit(exit, vertex_reach(solid, false, exit, &params));
-                    let hits = params.tracer.trace_line(dir.to, &ray, back, limit, NO_SKIP);
-                    match (hits.forward, hits.backward) {
-                        (Some(h), _) if h.from_inside => {
-                            all.push(RayRecord { vertex: v as u32, triangle: h.triangle, in_contact: true })
-                        }
-                        (_, Some(h)) if h.from_inside => {
-                            all.push(RayRecord { vertex: v as u32, triangle: h.triangle, in_contact: false })
-                        }
-                        _ => skipped += usize::from(!reach.contains(ray.origin)),
-                    }
-                }
+                let reach = reach_box(dir.from, dir.to, &params);
+                assert!(reach.is_some(), "a chunk has a reach box");
+                let exits = dir.from.exit_distances();
+                let (all, skips) = traced_without_skips(
+                    dir,
+                    &params,
+                    dir.vertex_candidate_region(&params),
+                    |v, ray| {
+                        let exit = exits[v as usize];
+                        ray_limit(
+                            exit,
+                            vertex_reach(solid_at(solid, behind.as_ref(), ray.origin), false, exit, &params),
+                        )
+                    },
+                    reach,
+                );
+                skipped += skips;
                 kept += all.len();
                 contacts_seen += all.iter().filter(|r| r.in_contact).count();
                 assert_eq!(records, all, "scale {scale}: pose {k}, chunk {c}");
