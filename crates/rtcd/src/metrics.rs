@@ -45,6 +45,10 @@ pub struct StepMetrics {
     pub edge_rays: u64,
     /// Edges crossing the other mesh with both ends outside it: edge contacts.
     pub edge_contacts: u64,
+    /// Vertices traced along their motion ([`crate::detect::pair_motion_contacts`]).
+    pub motion_rays: u64,
+    /// Speculative contacts those rays gave.
+    pub motion_contacts: u64,
     /// Manifolds produced.
     pub manifolds: u64,
     /// Points in those manifolds.
@@ -142,6 +146,8 @@ impl StepMetrics {
         self.prediction_records += o.prediction_records;
         self.edge_rays += o.edge_rays;
         self.edge_contacts += o.edge_contacts;
+        self.motion_rays += o.motion_rays;
+        self.motion_contacts += o.motion_contacts;
         self.manifolds += o.manifolds;
         self.manifold_points += o.manifold_points;
         self.cumulative_ray_length += o.cumulative_ray_length;

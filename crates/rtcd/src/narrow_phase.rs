@@ -59,12 +59,23 @@ pub struct PairInput<'a> {
     /// empty and counted in [`StepMetrics::held_pairs`]. A backend that cannot skip a pair may
     /// trace it anyway; its output is then ignored by such callers.
     pub hold: bool,
+    /// `pos12` one step earlier along the bodies' motion, as the caller's integrator moved them
+    /// (e.g. each pose taken back by its body's velocities times the step). The motion rays
+    /// ([`crate::detect::pair_motion_contacts`]) trace each vertex's path from there; `None`: no
+    /// motion rays. Taken from velocities rather than from the last step's pose, a body moved by
+    /// hand (a teleport) has no path through what lies between.
+    pub previous: Option<Pose>,
 }
 
 impl<'a> PairInput<'a> {
     /// A pair from its relative pose.
     pub fn new(key: PairKey, mesh1: &'a RtcdMesh, mesh2: &'a RtcdMesh, pos12: Pose) -> Self {
-        Self { key, mesh1, mesh2, pos12, hold: false }
+        Self { key, mesh1, mesh2, pos12, hold: false, previous: None }
+    }
+
+    /// The same pair with [`Self::previous`] set to `previous`.
+    pub fn with_previous(self, previous: Option<Pose>) -> Self {
+        Self { previous, ..self }
     }
 
     /// The same pair with [`Self::hold`] set to `hold`.
@@ -161,6 +172,10 @@ pub struct PairOutput {
     pub contacts: Vec<ContactCandidate>,
     /// Why the pair was skipped, if it was.
     pub error: Option<PairError>,
+    /// Vertices of the pair moved by more than its displacement threshold since its last step and
+    /// were traced along their motion ([`crate::detect::pair_motion_contacts`]): a pair closing in
+    /// or crossing fast, whose speculative contacts matter beside the touching ones.
+    pub moving: bool,
 }
 
 /// A step's results, one [`PairOutput`] per input pair in input order.
@@ -474,6 +489,7 @@ impl NarrowPhase {
             o.manifolds = r.manifolds;
             o.rays = r.rays;
             o.contacts = r.contacts;
+            o.moving = r.moving;
         }
         metrics.held_pairs += held_inputs;
         if out_of_order > 1 && out_of_order * REORDER_FRACTION > valid.len() {

@@ -18,8 +18,10 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
                         edges by ray parity, no rtcd code)
   --bodies N            scene 3's body count (default 60, 20 with --quick)
   --variants LIST       narrow-phase variants replayed, by substring of their key, comma-separated:
-                        keys are {standard,iterative}-{brute,bvh}/{pred,nopred}; e.g. `bvh` or
-                        `iterative-bvh/pred,standard-bvh/pred`; `none` skips replays (default: all 8)
+                        keys are {standard,iterative}-{brute,bvh}/{pred,nopred}, and
+                        iterative-bvh/pred/noedges and /nomotion (the default without edge or
+                        motion rays); e.g. `bvh` or `iterative-bvh/pred,standard-bvh/pred`; `none`
+                        skips replays (default: all)
   --compare LIST        simulated set-ups besides the main one (rtcd with Rapier's contact
                         recycling off, whose poses the replays trace): trimesh, vhacd, nopred,
                         noreproj, recycle (rtcd following Rapier's contact recycling, the batch

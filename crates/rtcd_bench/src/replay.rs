@@ -36,11 +36,14 @@ pub struct Variant {
     pub prediction: bool,
     /// Edge rays (Mochi 2024 §3.4; `RtcdParams::edge_rays`).
     pub edge_rays: bool,
+    /// Motion rays (`RtcdParams::motion_rays`).
+    pub motion_rays: bool,
 }
 
 impl Variant {
-    /// The eight variants, standard before iterative, brute force before BVH, with edge rays; then
-    /// the default one (iterative BVH with prediction) without them, which gives their cost.
+    /// The eight variants, standard before iterative, brute force before BVH, with edge and motion
+    /// rays; then the default one (iterative BVH with prediction) without edge rays and without
+    /// motion rays, which gives their costs.
     pub fn all() -> Vec<Variant> {
         let mut v = Vec::new();
         for tracer in [TracerKind::BruteForce, TracerKind::Bvh] {
@@ -51,12 +54,13 @@ impl Variant {
             }
         }
         v.push(Variant { edge_rays: false, ..Variant::new(TracerKind::Bvh, true, true) });
+        v.push(Variant { motion_rays: false, ..Variant::new(TracerKind::Bvh, true, true) });
         v
     }
 
-    /// A variant with edge rays.
+    /// A variant with edge and motion rays.
     pub fn new(tracer: TracerKind, iterative: bool, prediction: bool) -> Variant {
-        Variant { tracer, iterative, prediction, edge_rays: true }
+        Variant { tracer, iterative, prediction, edge_rays: true, motion_rays: true }
     }
 
     /// `standard-brute`, `iterative-bvh`, ...
@@ -68,14 +72,15 @@ impl Variant {
         )
     }
 
-    /// `standard-brute/nopred`, `iterative-bvh/pred`, `iterative-bvh/pred/noedges`, ...: what
-    /// `--variants` matches.
+    /// `standard-brute/nopred`, `iterative-bvh/pred`, `iterative-bvh/pred/noedges`,
+    /// `iterative-bvh/pred/nomotion`, ...: what `--variants` matches.
     pub fn key(&self) -> String {
         format!(
-            "{}/{}{}",
+            "{}/{}{}{}",
             self.base_key(),
             if self.prediction { "pred" } else { "nopred" },
-            if self.edge_rays { "" } else { "/noedges" }
+            if self.edge_rays { "" } else { "/noedges" },
+            if self.motion_rays { "" } else { "/nomotion" }
         )
     }
 
@@ -86,6 +91,7 @@ impl Variant {
             iterative: self.iterative,
             prediction: self.prediction,
             edge_rays: self.edge_rays,
+            motion_rays: self.motion_rays,
             ..*base
         }
     }
@@ -158,8 +164,11 @@ impl<'a> Frames<'a> {
     /// The candidate pairs of step `step` (sort and sweep on x), meshes first and the static box
     /// (ground or wall) second. Bodies have ids 1 to n; the ground has id 0 and the walls
     /// `u64::MAX`, `u64::MAX - 1`, ... (the statics' ids count down from 0, wrapping).
+    /// Each pair's [`PairInput::previous`] is its relative pose at the step before (the motion rays
+    /// trace the recorded path, as the driver gives them the last batch's poses).
     pub fn pairs(&self, step: usize) -> Vec<PairInput<'_>> {
         let poses = &self.trajectory.poses[step];
+        let before = &self.trajectory.poses[step.saturating_sub(1)];
         let n = poses.len();
         let mut boxes: Vec<rtcd::Aabb> = poses
             .iter()
@@ -185,21 +194,27 @@ impl<'a> Frames<'a> {
                 }
                 if j >= n {
                     let (mesh, pose) = &self.statics[j - n];
-                    out.push(PairInput::from_world(
-                        PairKey::new(i as u64 + 1, 0u64.wrapping_sub((j - n) as u64)),
-                        self.mesh(i),
-                        poses[i],
-                        mesh,
-                        *pose,
-                    ));
+                    out.push(
+                        PairInput::from_world(
+                            PairKey::new(i as u64 + 1, 0u64.wrapping_sub((j - n) as u64)),
+                            self.mesh(i),
+                            poses[i],
+                            mesh,
+                            *pose,
+                        )
+                        .with_previous(Some(before[i].inv_mul(pose))),
+                    );
                 } else {
-                    out.push(PairInput::from_world(
-                        PairKey::new(i as u64 + 1, j as u64 + 1),
-                        self.mesh(i),
-                        poses[i],
-                        self.mesh(j),
-                        poses[j],
-                    ));
+                    out.push(
+                        PairInput::from_world(
+                            PairKey::new(i as u64 + 1, j as u64 + 1),
+                            self.mesh(i),
+                            poses[i],
+                            self.mesh(j),
+                            poses[j],
+                        )
+                        .with_previous(Some(before[i].inv_mul(&before[j]))),
+                    );
                 }
             }
         }

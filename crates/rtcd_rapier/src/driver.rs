@@ -96,6 +96,8 @@ pub struct BatchPair {
     pub hold: bool,
     /// Shape 2's world pose.
     pose2: Pose,
+    /// `pos12` one step earlier along the bodies' velocities ([`rtcd::PairInput::previous`]).
+    previous12: Pose,
     /// Both contact skins.
     skins: f32,
     /// The key of Rapier's pair: [`BatchPair::key`], except for a level chunk's pair.
@@ -142,7 +144,11 @@ impl Batch {
     pub fn inputs(&self) -> Vec<PairInput<'_>> {
         self.pairs
             .iter()
-            .map(|p| PairInput::new(p.key, &p.mesh1, &p.mesh2, to_rtcd(&p.pos12)).with_hold(p.hold))
+            .map(|p| {
+                PairInput::new(p.key, &p.mesh1, &p.mesh2, to_rtcd(&p.pos12))
+                    .with_hold(p.hold)
+                    .with_previous(Some(to_rtcd(&p.previous12)))
+            })
             .collect()
     }
 
@@ -225,6 +231,22 @@ fn collider_key(bit: u64, h: ColliderHandle) -> u64 {
     bit | ((generation as u64 & 0x3fff_ffff) << 32) | index as u64
 }
 
+/// A collider's pose `pose` (on `rb`) one step of `dt` earlier along the body's velocities: Rapier
+/// moves a body's points by `x -> c + v dt + R(ω dt) (x - c)` about its centre of mass `c` at the
+/// start of the step, with the velocities the step solved for (which the body still has when the
+/// next step detects); this is that move undone. A body placed by hand keeps its velocities, so it
+/// has no path through what lay between.
+fn pose_before(rb: &rapier3d::dynamics::RigidBody, pose: &Pose, dt: f32) -> Pose {
+    let (v, w) = (rb.linvel(), rb.angvel());
+    if dt <= 0.0 || (v == glam::Vec3::ZERO && w == glam::Vec3::ZERO) {
+        return *pose;
+    }
+    let c = rb.center_of_mass();
+    let back = glam::Quat::from_scaled_axis(-w * dt);
+    let p = *pose;
+    Pose::from_parts(c - v * dt + back * (p.translation - c), back * p.rotation)
+}
+
 /// What the batch knows of one collider.
 struct Entry {
     handle: ColliderHandle,
@@ -236,6 +258,10 @@ struct Entry {
     level: Option<(crate::level::LevelKey, Arc<rtcd::LevelMesh>)>,
     mesh: Arc<RtcdMesh>,
     pose: Pose,
+    /// `pose` one step earlier: where the collider was at the last batch, when its body's velocities
+    /// and Rapier's position correction can have carried it here in a step; otherwise (a body moved
+    /// by hand, or no pose from the last step) taken back along its velocities ([`pose_before`]).
+    before: Pose,
     /// Largest distance of the shape's local bounding box from its origin (Rapier's recycling
     /// `max_extent`).
     extent: f32,
@@ -411,6 +437,12 @@ pub struct RtcdDriver {
     key_uses: FxHashMap<CacheKey, u32>,
     /// Per-batch scratch: per entry, whether its pairs' cache keys can be shared ([`shareable`]).
     shareable: Vec<bool>,
+    /// Each collider's pose at the last batch and its body's speed then ([`Entry::before`]), and
+    /// this batch's.
+    last_poses: FxHashMap<ColliderHandle, (Pose, f32)>,
+    next_poses: FxHashMap<ColliderHandle, (Pose, f32)>,
+    /// Rapier's `max_corrective_velocity`: how fast its position correction may move a body.
+    max_corrective: f32,
 }
 
 impl std::fmt::Debug for RtcdDriver {
@@ -446,6 +478,9 @@ impl RtcdDriver {
             settings: DriverSettings::for_params(&params),
             warned_shared_instance: false,
             entries: Vec::new(),
+            last_poses: FxHashMap::default(),
+            next_poses: FxHashMap::default(),
+            max_corrective: IntegrationParameters::default().max_corrective_velocity(),
             boxes: Vec::new(),
             sweep: CachedSweep::default(),
             ids: Vec::new(),
@@ -513,6 +548,7 @@ impl RtcdDriver {
     /// or the bound follows Rapier's default parameters (`length_unit` 1).
     pub fn set_integration_parameters(&mut self, params: &IntegrationParameters) {
         self.settings.dt = params.dt;
+        self.max_corrective = params.max_corrective_velocity();
         self.cache.set_integration_parameters(params);
     }
 
@@ -752,6 +788,7 @@ impl RtcdDriver {
                 mesh2: e2.mesh.clone(),
                 pose1: e1.pose,
                 pos12: e1.pose.inv_mul(&e2.pose),
+                previous12: e1.before.inv_mul(&e2.before),
                 prediction: pair_prediction,
                 hold,
                 pose2: e2.pose,
@@ -1014,6 +1051,7 @@ impl RtcdDriver {
     /// Collects our colliders and the cuboids with their poses, as Rapier will see them this step.
     fn collect(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet) {
         self.entries.clear();
+        self.next_poses.clear();
         let (cuboids, levels) = (self.cache.settings().cuboids, self.cache.settings().levels);
         let (mut seen, mut shared) =
             (std::mem::take(&mut self.seen_instances), std::mem::take(&mut self.shared_instances));
@@ -1060,6 +1098,21 @@ impl RtcdDriver {
                 level,
                 mesh,
                 pose,
+                before: {
+                    let speed = rb.map_or(0.0, |rb| rb.linvel().length());
+                    let last = self.last_poses.get(&handle).copied();
+                    self.next_poses.insert(handle, (pose, speed));
+                    match last {
+                        Some((old, old_speed))
+                            if (old.translation - pose.translation).length()
+                                <= 1.5 * (old_speed.max(speed) + self.max_corrective) * self.settings.dt
+                                    + 1e-6 * pose.translation.length() =>
+                        {
+                            old
+                        }
+                        _ => rb.map_or(pose, |rb| pose_before(rb, &pose, self.settings.dt)),
+                    }
+                },
                 extent: {
                     let b = shape.compute_local_aabb();
                     b.mins.length().max(b.maxs.length())
@@ -1104,6 +1157,7 @@ impl RtcdDriver {
             };
         }
         (self.seen_instances, self.shared_instances) = (seen, shared);
+        std::mem::swap(&mut self.last_poses, &mut self.next_poses);
     }
 
     /// One backend step; on error, warn once, switch to the CPU fallback for good and re-run.

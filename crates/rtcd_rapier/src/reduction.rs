@@ -69,13 +69,15 @@ impl Reducer {
             speculative_angle,
             prediction,
             support_fraction * prediction.min(scale),
+            out.moving,
         )
     }
 
     /// Reduces `candidates` (shape 1's frame, `pos12` shape 2's pose in it) into manifolds, support
     /// tier first: support groups within `max_angle`, speculative groups within `speculative_angle`
-    /// (kept where no support group is within `max_angle` of their normal). Candidates beyond
-    /// `prediction` are dropped.
+    /// (kept where no support group is within `max_angle` of their normal, or all of them with
+    /// `keep_covered`). Candidates beyond `prediction` are dropped.
+    #[expect(clippy::too_many_arguments, reason = "one pair's reduction, with the cache's settings")]
     pub(crate) fn reduce(
         &mut self,
         candidates: &[ContactCandidate],
@@ -84,6 +86,7 @@ impl Reducer {
         speculative_angle: f32,
         prediction: f32,
         support_slop: f32,
+        keep_covered: bool,
     ) -> Vec<ContactManifold> {
         self.support.clear();
         self.speculative.clear();
@@ -110,12 +113,13 @@ impl Reducer {
             &mut self.scratch,
             out,
         );
-        // Speculative groups stay only where no support group has their normal; kept in order.
+        // Speculative groups stay only where no support group has their normal, but all of a moving
+        // pair's; kept in order.
         let cos_max = max_angle.cos();
         let mut kept = supported;
         for k in supported..out.len() {
             let n = out[k].local_n1;
-            if !out[..supported].iter().any(|s| s.local_n1.dot(n) >= cos_max) {
+            if keep_covered || !out[..supported].iter().any(|s| s.local_n1.dot(n) >= cos_max) {
                 out.swap(kept, k);
                 kept += 1;
             }
@@ -156,7 +160,7 @@ mod tests {
             c.push(cand(0.5 * a.cos(), 0.5 * a.sin(), 0.015, Vec3::NEG_Y, 100 + k));
         }
         let mut r = Reducer::default();
-        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), 5f32.to_radians(), 0.02, 0.002);
+        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), 5f32.to_radians(), 0.02, 0.002, false);
         assert_eq!(m.len(), 1);
         let ids: Vec<_> = m[0].points.iter().map(|p| p.fid1).collect();
         assert!(ids.iter().all(|f| matches!(f, FeatureId::Vertex(v) if *v < 4)), "{ids:?}");
@@ -164,6 +168,29 @@ mod tests {
         // rtcd's own reduction keeps speculative extremes instead.
         let plain = rtcd::contact::reduce_manifolds(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians());
         assert!(plain[0].points.iter().any(|p| p.dist > 0.01));
+    }
+
+    #[test]
+    fn a_moving_pair_keeps_its_covered_speculative_points_beside_the_support() {
+        // A plate touching at one corner, its other corners 1-3 mm above, all with one normal.
+        let mut c = vec![cand(-0.5, -0.5, -0.002, Vec3::NEG_Y, 0), cand(-0.4, -0.5, -0.001, Vec3::NEG_Y, 1)];
+        for (k, (x, z, d)) in
+            [(0.5, -0.5, 0.001), (0.5, 0.5, 0.003), (-0.5, 0.5, 0.001)].into_iter().enumerate()
+        {
+            c.push(cand(x, z, d, Vec3::NEG_Y, 2 + k as u32));
+        }
+        let mut r = Reducer::default();
+        let reduce = |r: &mut Reducer, moving| {
+            r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), 5f32.to_radians(), 0.02, 0.0005, moving)
+        };
+        let at_rest = reduce(&mut r, false);
+        assert_eq!(at_rest.len(), 1);
+        assert!(at_rest[0].points.iter().all(|p| p.dist <= 0.0));
+        let moving = reduce(&mut r, true);
+        assert_eq!(moving.len(), 2);
+        assert_eq!(moving[0].points, at_rest[0].points, "the support is the same");
+        assert_eq!(moving[1].points.len(), 3, "the three other corners, speculative");
+        assert!(moving[1].points.iter().all(|p| p.dist > 0.0));
     }
 
     #[test]
@@ -175,7 +202,7 @@ mod tests {
             cand(0.0, 0.4, 0.03, Vec3::X, 3),
         ];
         let mut r = Reducer::default();
-        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), 5f32.to_radians(), 0.02, 0.002);
+        let m = r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), 5f32.to_radians(), 0.02, 0.002, false);
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].local_n1, Vec3::NEG_Y);
         assert_eq!(m[0].points.len(), 1);
@@ -196,7 +223,8 @@ mod tests {
         ];
         let mut r = Reducer::default();
         let [narrow, wide] = [5f32, 30.0].map(|a| {
-            let m = r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), a.to_radians(), 0.02, 0.002);
+            let m =
+                r.reduce(&c, &rtcd::Pose::IDENTITY, 5f32.to_radians(), a.to_radians(), 0.02, 0.002, false);
             m.iter().map(|m| m.points.len()).collect::<Vec<_>>()
         });
         assert_eq!(narrow, [1, 1, 1, 1]);

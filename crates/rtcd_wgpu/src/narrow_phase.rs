@@ -25,8 +25,9 @@ use rtcd::{
     aabb::Aabb,
     contact::{ReduceScratch, reduce_manifolds_with},
     detect::{
-        closed_reach_into, needs_standard_trace, pair_edge_contacts, reach_box, separation_before_trace,
-        separation_for_reach_from, solid_behind_box, vertex_candidate_region,
+        closed_reach_into, merge_motion_contacts, needs_standard_trace, pair_edge_contacts,
+        pair_motion_contacts, reach_box, separation_before_trace, separation_for_reach_from,
+        solid_behind_box, vertex_candidate_region,
     },
     narrow_phase::{RayDebug, RayOutcome},
 };
@@ -98,8 +99,13 @@ struct Job {
     separated: bool,
     /// The pair's edge contacts (shape 1's frame), traced on the host while the device works.
     edge_contacts: Vec<ContactCandidate>,
-    /// Their figures.
+    /// Their figures, and the motion rays'.
     edge_metrics: StepMetrics,
+    /// Its motion contacts (`rtcd::detect::pair_motion_contacts`, shape 1's frame), traced with
+    /// the edges.
+    motion_contacts: Vec<ContactCandidate>,
+    /// Their tunnel contacts' summed normals (what `pair_motion_contacts` returns).
+    approach: Vec3,
 }
 
 struct Pending {
@@ -680,6 +686,8 @@ impl GpuNarrowPhase {
                 separated,
                 edge_contacts: Vec::new(),
                 edge_metrics: StepMetrics::default(),
+                motion_contacts: Vec::new(),
+                approach: Vec3::ZERO,
             });
             entries += e0 as u64 + e1 as u64;
             if entries >= u32::MAX as u64 / 2 {
@@ -872,7 +880,7 @@ impl GpuNarrowPhase {
             rx
         });
         let submission = own.take().map(|own| self.queue.submit([own.finish()]));
-        self.trace_edges(pairs, &mut jobs);
+        self.trace_edges(pairs, &mut jobs, opts.prediction_distance);
         Ok(Pending {
             entries: e,
             outputs,
@@ -897,23 +905,33 @@ impl GpuNarrowPhase {
     /// The edge rays of the step's pairs (`rtcd::detect::pair_edge_contacts`, Mochi 2024 §3.4),
     /// on the host, in parallel, while the device traces the vertex rays: they start from last
     /// step's vertex records, which the host read back, so they need nothing from this step's.
-    fn trace_edges(&mut self, pairs: &[PairInput], jobs: &mut [Job]) {
+    /// With them the motion rays (`rtcd::detect::pair_motion_contacts`), from the poses alone.
+    fn trace_edges(&mut self, pairs: &[PairInput], jobs: &mut [Job], speculative: f32) {
         let base = self.params;
         let mut states: Vec<HostEdgeState> = jobs.iter().map(|j| self.table.take_edges(j.slot)).collect();
         jobs.par_iter_mut().zip(states.par_iter_mut()).with_min_len(8).for_each_init(
             Vec::new,
             |edges, (job, st)| {
+                let p = &pairs[job.input_index];
+                let params = base.for_pair(p.mesh1, p.mesh2);
+                job.approach = pair_motion_contacts(
+                    p,
+                    &params,
+                    speculative,
+                    &mut st.tunnels,
+                    &mut job.edge_metrics,
+                    &mut job.motion_contacts,
+                );
                 if job.separated {
                     st.edge_records.iter_mut().for_each(Vec::clear);
                     return;
                 }
-                let p = &pairs[job.input_index];
-                let params = base.for_pair(p.mesh1, p.mesh2);
                 let records = [st.vertex_records[0].as_slice(), st.vertex_records[1].as_slice()];
                 pair_edge_contacts(
                     p,
                     &params,
                     job.standard,
+                    job.approach,
                     records,
                     &mut st.edge_records,
                     edges,
@@ -1093,6 +1111,7 @@ impl GpuNarrowPhase {
             o.manifolds = manifolds;
             o.rays = rays;
             o.contacts = kept;
+            o.moving = job.edge_metrics.motion_rays > 0;
         }
         metrics.time = start.elapsed();
         metrics.host_time = Some(submit_host + collect_start.elapsed().saturating_sub(waited));
@@ -1212,6 +1231,9 @@ fn parse_pair(
     m.edge_rays = job.edge_metrics.edge_rays;
     m.edge_contacts = job.edge_metrics.edge_contacts;
     candidates.extend_from_slice(&job.edge_contacts);
+    m.motion_rays = job.edge_metrics.motion_rays;
+    m.motion_contacts = job.edge_metrics.motion_contacts;
+    merge_motion_contacts(candidates, &job.motion_contacts, job.approach);
     let kept = if opts.keep_contacts { candidates.clone() } else { Vec::new() };
     let mut manifolds = Vec::new();
     if !opts.skip_manifolds {

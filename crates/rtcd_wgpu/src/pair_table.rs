@@ -25,7 +25,8 @@ pub struct SlotMirror {
     /// The leaf pair the pair's separation descents start from
     /// ([`rtcd::detect::separation_for_reach_from`]).
     pub witness: [u32; 2],
-    /// Crossing edges kept per direction ([`HostEdgeState::edge_records`]).
+    /// Crossing edges and tunnels kept per direction ([`HostEdgeState::edge_records`],
+    /// [`HostEdgeState::tunnels`]).
     pub edge_counts: [u32; 2],
 }
 
@@ -37,6 +38,8 @@ pub struct HostEdgeState {
     pub vertex_records: [Vec<RayRecord>; 2],
     /// Crossing edges per direction, sorted.
     pub edge_records: [Vec<u32>; 2],
+    /// Vertices that tunnelled into the other mesh, per direction (`rtcd::PairState::tunnels`).
+    pub tunnels: [Vec<[u32; 2]>; 2],
 }
 
 impl SlotMirror {
@@ -110,7 +113,8 @@ impl PairTable {
 
     /// Puts back a slot's edge-ray state, and its counts into the mirror.
     pub fn put_edges(&mut self, slot: u32, state: HostEdgeState) {
-        self.mirror[slot as usize].edge_counts = state.edge_records.each_ref().map(|r| r.len() as u32);
+        self.mirror[slot as usize].edge_counts =
+            [0, 1].map(|d| (state.edge_records[d].len() + state.tunnels[d].len()) as u32);
         self.edges[slot as usize] = state;
     }
 

@@ -13,11 +13,11 @@ pub use edge::{EdgeCrossing, EdgeTest, edge_crossing, ridge_contact};
 pub use cuboid::{BoxFace, TRIANGLES_PER_BOX_FACE, box_exit_face, box_vertex_face, nearest_box_face};
 
 pub use pair::{
-    TraceReference, candidate_region, closed_reach_into, max_displacement, nearer_way_out,
-    needs_standard_trace, pair_edge_contacts, pair_solid_reach, ray_limit, ray_reach, reach_box,
-    separation_before_trace, separation_bound, separation_bound_beyond, separation_for_reach,
-    separation_for_reach_from, solid_at, solid_behind_box, solid_reach, vertex_candidate_region,
-    vertex_reach,
+    TraceReference, candidate_region, closed_reach_into, max_displacement, merge_motion_contacts,
+    nearer_way_out, needs_standard_trace, pair_edge_contacts, pair_motion_contacts, pair_solid_reach,
+    ray_limit, ray_reach, reach_box, separation_before_trace, separation_bound, separation_bound_beyond,
+    separation_for_reach, separation_for_reach_from, solid_at, solid_behind_box, solid_reach,
+    vertex_candidate_region, vertex_reach,
 };
 
 use crate::pose::Pose;
@@ -68,6 +68,9 @@ pub struct PairState {
     /// step ([`edge_crossing`]), or came within the rays' reach of its box where the direction
     /// kept no vertex record, tested again at the next, sorted.
     pub edge_records: [Vec<u32>; 2],
+    /// Vertices of shape 1 (index 0) and shape 2 (index 1) that went into the other mesh through a
+    /// face and are not back out: `[vertex, triangle]` ([`pair_motion_contacts`]).
+    pub tunnels: [Vec<[u32; 2]>; 2],
 }
 
 impl PairState {
@@ -80,8 +83,10 @@ impl PairState {
         })
     }
 
-    /// Whether the pair keeps any ray record or crossing edge.
+    /// Whether the pair keeps any ray record, crossing edge or tunnel.
     pub fn has_records(&self) -> bool {
-        self.records.iter().any(|r| !r.is_empty()) || self.edge_records.iter().any(|r| !r.is_empty())
+        self.records.iter().any(|r| !r.is_empty())
+            || self.edge_records.iter().any(|r| !r.is_empty())
+            || self.tunnels.iter().any(|r| !r.is_empty())
     }
 }

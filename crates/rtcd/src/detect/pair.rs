@@ -36,6 +36,8 @@ pub(crate) struct PairResult {
     pub ray_length: f64,
     /// [`StepMetrics::cumulative_depth`] of the pair.
     pub depth: f64,
+    /// See [`crate::PairOutput::moving`].
+    pub moving: bool,
 }
 
 /// Per-thread buffers reused from pair to pair, so a step allocates little beyond its output.
@@ -48,6 +50,8 @@ pub(crate) struct Scratch {
     edge_contacts: Vec<ContactCandidate>,
     /// The edges an iterative step tests.
     edges: Vec<u32>,
+    /// Motion contacts of the step ([`pair_motion_contacts`]).
+    motion_contacts: Vec<ContactCandidate>,
 }
 
 /// One direction of a pair: rays from `from`'s vertices traced against `to`, in `to`'s frame.
@@ -703,6 +707,17 @@ pub(crate) fn detect_pair(
     let (bound, separated) =
         separation_before_trace(input, standard, recordless, params, opts, &mut state.witness);
     let dirs = Direction::both(input);
+    // Motion rays first: they need only the poses, and their tunnel contacts say which way the
+    // edges through the other body leave.
+    scratch.motion_contacts.clear();
+    let approach = pair_motion_contacts(
+        input,
+        params,
+        opts.prediction_distance,
+        &mut state.tunnels,
+        &mut metrics,
+        &mut scratch.motion_contacts,
+    );
     // Edge rays (Mochi 2024 §3.4), before the vertex rays: last step's vertex records pick the
     // edges (so a backend can trace them without waiting for this step's vertex rays).
     scratch.edge_contacts.clear();
@@ -714,6 +729,7 @@ pub(crate) fn detect_pair(
             input,
             params,
             standard,
+            approach,
             records,
             &mut state.edge_records,
             &mut scratch.edges,
@@ -802,6 +818,7 @@ pub(crate) fn detect_pair(
         metrics.max_depth = metrics.max_depth.max(-c.dist);
     }
     scratch.candidates.extend_from_slice(&scratch.edge_contacts);
+    merge_motion_contacts(&mut scratch.candidates, &scratch.motion_contacts, approach);
     let kept = if opts.keep_contacts { scratch.candidates.clone() } else { Vec::new() };
     let mut manifolds = Vec::new();
     if !opts.skip_manifolds {
@@ -819,7 +836,7 @@ pub(crate) fn detect_pair(
     let (ray_length, depth) = (metrics.cumulative_ray_length, metrics.cumulative_depth);
     (metrics.cumulative_ray_length, metrics.cumulative_depth) = (0.0, 0.0);
     sum.add(&metrics);
-    PairResult { mode, manifolds, rays, contacts: kept, ray_length, depth }
+    PairResult { mode, manifolds, rays, contacts: kept, ray_length, depth, moving: metrics.motion_rays > 0 }
 }
 
 /// Records a ray for the overlay when `rays` is there. The tracers call it for every ray: inlined,
@@ -1265,7 +1282,8 @@ fn edge_direction(
 /// The edge contacts of one step of a pair, both directions (see `edge_direction`): appended to
 /// `out` in shape 1's frame; `vertex_records` are each direction's vertex records from the last
 /// step (shape 1's vertices first), `edge_records` the edges kept between steps (crossing, or
-/// within the rays' reach of the other mesh's box), updated here; `edges` is a scratch buffer. Both backends call it for a pair that is not
+/// within the rays' reach of the other mesh's box), updated here; `edges` is a scratch buffer;
+/// `approach` is what [`pair_motion_contacts`] returned for the step (zero for none). Both backends call it for a pair that is not
 /// [separated](separation_before_trace) this step (a separated pair clears its edge records).
 /// Nothing without [`RtcdParams::edge_rays`].
 #[expect(clippy::too_many_arguments, reason = "one pair's edges, with the state both backends keep")]
@@ -1273,6 +1291,7 @@ pub fn pair_edge_contacts(
     input: &PairInput,
     params: &RtcdParams,
     standard: bool,
+    approach: Vec3,
     vertex_records: [&[RayRecord]; 2],
     edge_records: &mut [Vec<u32>; 2],
     edges: &mut Vec<u32>,
@@ -1296,19 +1315,23 @@ pub fn pair_edge_contacts(
             &mut crossings,
         );
     }
-    // An edge right through the other body (no ridge) could leave either way; the pair's ridge
-    // contacts say which (their normals, from shape 1 toward shape 2, weighted by depth): a way out
+    // An edge right through the other body (no ridge) could leave either way. Where the pair's
+    // vertices tunnelled in the last step (`approach`, from [`pair_motion_contacts`]), it leaves the
+    // way they came in. Otherwise the pair's ridge contacts say which (their normals, from shape 1 toward shape 2, weighted by depth): a way out
     // against them would fight them (a plank sunk into a beam: the beam's top edges through the
     // plank must leave through its bottom, as the plank's edges over the beam's ridges lift the
     // plank). Without a ridge contact, the shallowest of the pass-through edges' nearest ways out
     // decides for all of them (two thin panels crossed through each other: every edge leaves the
     // same way, rather than each its own and the pair pushed both ways at once).
-    let mut agreed: Vec3 = crossings
-        .iter()
-        .filter(|(c, _)| c.through.is_none())
-        .map(|(c, from_shape2)| edge_candidate(c, *from_shape2, &input.pos12))
-        .map(|c| c.n1 * -c.dist)
-        .sum();
+    let mut agreed: Vec3 = approach;
+    if agreed == Vec3::ZERO {
+        agreed = crossings
+            .iter()
+            .filter(|(c, _)| c.through.is_none())
+            .map(|(c, from_shape2)| edge_candidate(c, *from_shape2, &input.pos12))
+            .map(|c| c.n1 * -c.dist)
+            .sum();
+    }
     if agreed == Vec3::ZERO
         && let Some((c, from_shape2)) = crossings
             .iter()
@@ -1336,6 +1359,170 @@ pub fn pair_edge_contacts(
             }
         }
         out.push(edge_candidate(&c, from_shape2, &input.pos12));
+    }
+}
+
+/// Contacts along the vertices' motion ([`RtcdParams::motion_rays`]), both directions, appended to
+/// `out` in shape 1's frame; returns the pair's approach: the sum of its tunnel contacts' normals
+/// (shape 1 toward shape 2) times their depths, zero without one. The path of each vertex starts
+/// at [`PairInput::previous`], the pair's relative pose one step earlier along its motion.
+///
+/// A vertex's predictive ray runs along its outward normal (2014 §3.1). It finds the surface a
+/// vertex is moving onto only when the normal points there: a thin plate's corner, whose normal is
+/// diagonal, looks past the rim of the plate it is landing on. And a vertex that went through a
+/// body thinner than a step's motion, or came out of its far side, has no ray that sees it from
+/// inside (Hermann 2008 Alg. 1 needs the vertex inside the other body, within its own exit
+/// distance); its nearest way out is then the far side, the wrong way. So where the pair moved by
+/// more than its `displacement_threshold` since the last step (IRTCD 2013 Eq. 2's bound), each
+/// candidate vertex whose own motion `m` in that step is longer than the threshold is traced along
+/// its path, from where it was to where it is and on by `2 |m|` (the next step's motion, taken as
+/// the last one's, with room for acceleration). The first face met decides:
+/// - a front face ahead of the vertex (it is outside): a prediction, in the predictive rays'
+///   format: re-projected, the vertex's distance to the face's plane along its normal, kept within
+///   `speculative`. The solver lets the vertex close that gap within the step and no more;
+/// - a front face behind it, on the path of the last step: the vertex entered the other body there
+///   (it is inside, or went through): a **tunnel contact**, the depth of the vertex under that face's
+///   plane along its normal, which takes it back out the way it came in;
+/// - a back face (the vertex was inside at the last step): nothing; its vertex ray carries it.
+///
+/// A tunnel is remembered (`tunnels`, per direction, `[vertex, triangle]`, kept in the pair's
+/// state): at the next steps the vertex keeps a contact with the face it came in through, its
+/// depth under that face's plane, until it is back out on that side, or no longer over the face
+/// ([`tunnel_contact`]). The solver may take several steps to bring it back; in between the vertex
+/// moves too little for a path, and its own rays, seeing it on the far side, would hold it there.
+///
+/// A vertex moving less than the threshold is left to its normal rays: it cannot pass a body that
+/// the threshold, half the thinner body's typical thickness ([`RtcdMesh::length_scale`]), describes.
+/// Nothing without `prediction` or [`PairInput::previous`].
+pub fn pair_motion_contacts(
+    input: &PairInput,
+    params: &RtcdParams,
+    speculative: f32,
+    tunnels: &mut [Vec<[u32; 2]>; 2],
+    metrics: &mut StepMetrics,
+    out: &mut Vec<ContactCandidate>,
+) -> Vec3 {
+    let mut approach = Vec3::ZERO;
+    if !(params.motion_rays && params.prediction) {
+        tunnels.iter_mut().for_each(Vec::clear);
+        return approach;
+    }
+    // Last steps' tunnels first: a vertex stays held to the face it came in through until it is
+    // back out on its side, or off it.
+    for (dir, kept) in Direction::both(input).iter().zip(tunnels.iter_mut()) {
+        kept.retain(|&[v, triangle]| {
+            let Some(c) = tunnel_contact(dir, v, triangle, params) else { return false };
+            let cand = reproject(&c, &input.pos12, params.reprojection);
+            approach += cand.n1 * -cand.dist;
+            metrics.motion_contacts += 1;
+            out.push(cand);
+            true
+        });
+    }
+    let Some(previous) = input.previous.as_ref().filter(|p| p.is_valid()) else { return approach };
+    let threshold = params.displacement_threshold;
+    let bound = max_displacement(previous, &input.pos12, input.mesh1.max_radius(), input.mesh2.max_radius());
+    if !(bound > threshold && bound.is_finite()) {
+        return approach;
+    }
+    let before = PairInput { pos12: *previous, previous: None, ..*input };
+    for (dir, was) in Direction::both(input).iter().zip(Direction::both(&before)) {
+        let region = dir.candidate_region(2.0 * bound);
+        if region.is_empty() {
+            continue;
+        }
+        for (v, p) in dir.from.positions().iter().enumerate() {
+            if !region.contains(*p) {
+                continue;
+            }
+            let (now, then) = (dir.from_to.transform_point(*p), was.from_to.transform_point(*p));
+            let length = (now - then).length();
+            if length.is_nan() || length <= threshold {
+                continue;
+            }
+            metrics.motion_rays += 1;
+            let path = Ray::new(then, (now - then) / length);
+            let Some(h) = params.tracer.trace_line(dir.to, &path, 0.0, 3.0 * length, NO_SKIP).forward else {
+                continue;
+            };
+            if h.from_inside {
+                continue;
+            }
+            // From where the vertex is, back along its path: the face behind it (`t >= 0`, a
+            // contact) or ahead of it (`t < 0`, a prediction), hit from inside as a vertex ray's.
+            let c = RayContact {
+                from_shape2: dir.from_shape2,
+                vertex: v as u32,
+                triangle: h.triangle,
+                origin: now,
+                dir: -path.dir,
+                t: length - h.t,
+                normal: h.normal,
+            };
+            let cand = reproject(&c, &input.pos12, params.reprojection);
+            if c.t >= 0.0 {
+                let kept = &mut tunnels[usize::from(dir.from_shape2)];
+                if !kept.iter().any(|&[k, _]| k == v as u32) {
+                    kept.push([v as u32, h.triangle]);
+                    metrics.motion_contacts += 1;
+                    approach += cand.n1 * -cand.dist;
+                    out.push(cand);
+                }
+            } else if cand.dist <= speculative {
+                metrics.motion_contacts += 1;
+                out.push(cand);
+            }
+        }
+    }
+    approach
+}
+
+/// The contact of vertex `v` of `dir.from` that tunnelled into `dir.to` through `triangle`: its
+/// depth under the triangle's plane along its outward normal, while that is positive, no deeper
+/// than `culling_dist`, and the vertex is over the triangle (its projection on the plane inside
+/// it); `None` once it is out on the triangle's side, or off it.
+fn tunnel_contact(dir: &Direction, v: u32, triangle: u32, params: &RtcdParams) -> Option<RayContact> {
+    let p = dir.from_to.transform_point(*dir.from.positions().get(v as usize)?);
+    let [a, b, c] = dir.to.triangles().get(triangle as usize)?.map(|k| dir.to.positions()[k as usize]);
+    let n = dir.to.triangle_normals()[triangle as usize];
+    let depth = (a - p).dot(n);
+    if !(depth > 0.0 && depth <= params.culling_dist) {
+        return None;
+    }
+    // Over the triangle: on the inner side of its three edges' planes along the normal.
+    let q = p + n * depth;
+    let inside = [(a, b), (b, c), (c, a)].iter().all(|&(e0, e1)| (e1 - e0).cross(q - e0).dot(n) >= 0.0);
+    inside.then_some(RayContact {
+        from_shape2: dir.from_shape2,
+        vertex: v,
+        triangle,
+        origin: p,
+        dir: n,
+        t: depth,
+        normal: n,
+    })
+}
+
+/// Adds the motion rays' contacts ([`pair_motion_contacts`]) to a pair's candidates, after the
+/// vertex rays' and the edges'. Where the pair has tunnel contacts (`approach`, their summed
+/// normals, not zero), the candidates whose normals point against it are dropped first: a vertex
+/// or edge that went through the other body with the rest has its nearest way out on the far side,
+/// and a contact there would hold the pair in the crossing it came into. A motion contact whose
+/// vertex and face already have a candidate (the same plane, so the same re-projected distance) is
+/// not added again. Both backends merge so.
+pub fn merge_motion_contacts(
+    candidates: &mut Vec<ContactCandidate>,
+    motion: &[ContactCandidate],
+    approach: Vec3,
+) {
+    if approach != Vec3::ZERO {
+        candidates.retain(|c| c.n1.dot(approach) >= 0.0);
+    }
+    let before = candidates.len();
+    for m in motion {
+        if !candidates[..before].iter().any(|c| c.fid1 == m.fid1 && c.fid2 == m.fid2) {
+            candidates.push(*m);
+        }
     }
 }
 
