@@ -172,9 +172,9 @@ pub struct PairOutput {
     pub contacts: Vec<ContactCandidate>,
     /// Why the pair was skipped, if it was.
     pub error: Option<PairError>,
-    /// Vertices of the pair moved by more than its displacement threshold since its last step and
-    /// were traced along their motion ([`crate::detect::pair_motion_contacts`]): a pair closing in
-    /// or crossing fast, whose speculative contacts matter beside the touching ones.
+    /// Vertices of the pair were traced along their paths this step
+    /// ([`crate::detect::pair_motion_contacts`]): a pair closing in or crossing fast for its
+    /// thickness, whose speculative contacts matter beside the touching ones.
     pub moving: bool,
 }
 

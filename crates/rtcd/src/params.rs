@@ -86,13 +86,14 @@ pub struct RtcdParams {
     /// than their edges are long, no ray goes past its exit distance and the narrow phase costs
     /// about 1 % more. `false`: Hermann's exit rule into every mesh but level chunks.
     pub closed_reach: bool,
-    /// Speculative contacts along each vertex's motion ([`crate::detect::pair_motion_contacts`]):
-    /// where the pair moved by more than its `displacement_threshold` in the last step, the
-    /// vertices that moved that far cast a ray along their motion, and a front face it meets within
-    /// twice that motion gives a speculative contact. A body thinner than a step's motion, or
-    /// landing with its corners' normals pointing past the other body's rim, is held by the faces
-    /// it is moving onto, not only by those its vertex normals point at. Needs `prediction`.
-    /// Default `true`.
+    /// Contacts along each vertex's path ([`crate::detect::pair_motion_contacts`]): a vertex that
+    /// moved in the last step by more than half its body's thickness there, or than half the other
+    /// body's typical thickness, is traced from where it was ([`crate::PairInput::previous`]) to
+    /// where it is and on by twice that motion. A front face ahead gives a speculative contact; a
+    /// front face it passed, a contact back out through that face, kept until the vertex is out.
+    /// A body thinner than a step's motion, or landing with its corners' normals pointing past the
+    /// other body's rim, is held by the faces it is moving onto, not only by those its vertex
+    /// normals point at. Needs `prediction`. Default `true`.
     pub motion_rays: bool,
 }
 

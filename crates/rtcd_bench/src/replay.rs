@@ -165,7 +165,8 @@ impl<'a> Frames<'a> {
     /// (ground or wall) second. Bodies have ids 1 to n; the ground has id 0 and the walls
     /// `u64::MAX`, `u64::MAX - 1`, ... (the statics' ids count down from 0, wrapping).
     /// Each pair's [`PairInput::previous`] is its relative pose at the step before (the motion rays
-    /// trace the recorded path, as the driver gives them the last batch's poses).
+    /// trace the recorded path, as the driver gives them the last batch's poses); none for a body
+    /// that was not there yet.
     pub fn pairs(&self, step: usize) -> Vec<PairInput<'_>> {
         let poses = &self.trajectory.poses[step];
         let before = &self.trajectory.poses[step.saturating_sub(1)];
@@ -202,7 +203,7 @@ impl<'a> Frames<'a> {
                             mesh,
                             *pose,
                         )
-                        .with_previous(Some(before[i].inv_mul(pose))),
+                        .with_previous(before.get(i).map(|b| b.inv_mul(pose))),
                     );
                 } else {
                     out.push(
@@ -213,7 +214,7 @@ impl<'a> Frames<'a> {
                             self.mesh(j),
                             poses[j],
                         )
-                        .with_previous(Some(before[i].inv_mul(&before[j]))),
+                        .with_previous(before.get(i).zip(before.get(j)).map(|(a, b)| a.inv_mul(b))),
                     );
                 }
             }

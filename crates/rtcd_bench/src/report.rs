@@ -203,8 +203,8 @@ pub fn table(r: &SceneResult) -> String {
         }
         let _ = writeln!(
             t,
-            " {:>9} {:>7} {:>11} {:>11} {:>11} {:>10}",
-            "max", "pairs", "std rays", "iter rays", "pred rays", "contacts"
+            " {:>9} {:>7} {:>11} {:>11} {:>11} {:>10} {:>10} {:>11}",
+            "max", "pairs", "std rays", "iter rays", "pred rays", "contacts", "edge rays", "motion rays"
         );
         for row in r.replays.iter().chain(&r.gpu) {
             let backend = if row.backend == "cpu" { "cpu" } else { "gpu" };
@@ -216,13 +216,15 @@ pub fn table(r: &SceneResult) -> String {
             let pairs = mean(row.steps.iter().map(|s| s.metrics.pairs as f64)).unwrap_or(0.0);
             let _ = writeln!(
                 t,
-                " {:>9.2} {:>7.0} {:>11} {:>11} {:>11} {:>10}",
+                " {:>9.2} {:>7.0} {:>11} {:>11} {:>11} {:>10} {:>10} {:>11}",
                 row.max_ms(),
                 pairs,
                 sum(|m| m.standard_rays),
                 sum(|m| m.iterative_rays),
                 sum(|m| m.predictive_rays),
-                sum(|m| m.contact_rays)
+                sum(|m| m.contact_rays),
+                sum(|m| m.edge_rays),
+                sum(|m| m.motion_rays)
             );
         }
         let _ = writeln!(
@@ -688,6 +690,9 @@ fn replay_json(r: &SceneResult, row: &ReplayRow) -> Value {
         "iterative_rays": sum(|m| m.iterative_rays),
         "predictive_rays": sum(|m| m.predictive_rays),
         "contact_rays": sum(|m| m.contact_rays),
+        "edge_rays": sum(|m| m.edge_rays),
+        "motion_rays": sum(|m| m.motion_rays),
+        "motion_contacts": sum(|m| m.motion_contacts),
         "cumulative_ray_length": row.steps.iter().map(|s| s.metrics.cumulative_ray_length).sum::<f64>(),
         "mean_gpu_kernel_ms": mean(row.steps.iter().filter_map(|s| s.gpu_ms)),
         "wall_s": row.wall_s,

@@ -1283,8 +1283,9 @@ fn edge_direction(
 /// `out` in shape 1's frame; `vertex_records` are each direction's vertex records from the last
 /// step (shape 1's vertices first), `edge_records` the edges kept between steps (crossing, or
 /// within the rays' reach of the other mesh's box), updated here; `edges` is a scratch buffer;
-/// `approach` is what [`pair_motion_contacts`] returned for the step (zero for none). Both backends call it for a pair that is not
-/// [separated](separation_before_trace) this step (a separated pair clears its edge records).
+/// `approach` is what [`pair_motion_contacts`] returned for the step (zero for none). Both
+/// backends call it for a pair that is not [separated](separation_before_trace) this step (a
+/// separated pair clears its edge records).
 /// Nothing without [`RtcdParams::edge_rays`].
 #[expect(clippy::too_many_arguments, reason = "one pair's edges, with the state both backends keep")]
 pub fn pair_edge_contacts(
@@ -1372,11 +1373,12 @@ pub fn pair_edge_contacts(
 /// diagonal, looks past the rim of the plate it is landing on. And a vertex that went through a
 /// body thinner than a step's motion, or came out of its far side, has no ray that sees it from
 /// inside (Hermann 2008 Alg. 1 needs the vertex inside the other body, within its own exit
-/// distance); its nearest way out is then the far side, the wrong way. So where the pair moved by
-/// more than its `displacement_threshold` since the last step (IRTCD 2013 Eq. 2's bound), each
-/// candidate vertex whose own motion `m` in that step is longer than the threshold is traced along
-/// its path, from where it was to where it is and on by `2 |m|` (the next step's motion, taken as
-/// the last one's, with room for acceleration). The first face met decides:
+/// distance); its nearest way out is then the far side, the wrong way. So each candidate vertex
+/// whose motion `m` in the last step is longer than half its own exit distance, or than half the
+/// other body's typical thickness ([`RtcdMesh::half_thickness`]), and than the pair's
+/// `displacement_threshold` (below which the iterative walk follows it: IRTCD 2013 Eq. 2), is
+/// traced along its path, from where it was to where it is and on by `2 |m|` (the next step's
+/// motion, taken as the last one's, with room for acceleration). The first face met decides:
 /// - a front face ahead of the vertex (it is outside): a prediction, in the predictive rays'
 ///   format: re-projected, the vertex's distance to the face's plane along its normal, kept within
 ///   `speculative`. The solver lets the vertex close that gap within the step and no more;
@@ -1391,9 +1393,9 @@ pub fn pair_edge_contacts(
 /// ([`tunnel_contact`]). The solver may take several steps to bring it back; in between the vertex
 /// moves too little for a path, and its own rays, seeing it on the far side, would hold it there.
 ///
-/// A vertex moving less than the threshold is left to its normal rays: it cannot pass a body that
-/// the threshold, half the thinner body's typical thickness ([`RtcdMesh::length_scale`]), describes.
-/// Nothing without `prediction` or [`PairInput::previous`].
+/// A vertex moving less is left to its normal rays, whose exit distance sees it inside the other
+/// body (the finely tessellated, thick bodies of the papers' piles cast few paths). Nothing without
+/// `prediction` or [`PairInput::previous`].
 pub fn pair_motion_contacts(
     input: &PairInput,
     params: &RtcdParams,
@@ -1420,9 +1422,11 @@ pub fn pair_motion_contacts(
         });
     }
     let Some(previous) = input.previous.as_ref().filter(|p| p.is_valid()) else { return approach };
-    let threshold = params.displacement_threshold;
+    // The smallest motion that can need a path (see below).
+    let floor = params.displacement_threshold;
+    let least = input.mesh1.half_thickness()[1].min(input.mesh2.half_thickness()[1]).max(floor);
     let bound = max_displacement(previous, &input.pos12, input.mesh1.max_radius(), input.mesh2.max_radius());
-    if !(bound > threshold && bound.is_finite()) {
+    if !(bound > least && bound.is_finite()) {
         return approach;
     }
     let before = PairInput { pos12: *previous, previous: None, ..*input };
@@ -1431,13 +1435,15 @@ pub fn pair_motion_contacts(
         if region.is_empty() {
             continue;
         }
+        let exits = dir.from.exit_distances();
+        let other = dir.to.half_thickness()[0];
         for (v, p) in dir.from.positions().iter().enumerate() {
             if !region.contains(*p) {
                 continue;
             }
             let (now, then) = (dir.from_to.transform_point(*p), was.from_to.transform_point(*p));
             let length = (now - then).length();
-            if length.is_nan() || length <= threshold {
+            if length.is_nan() || length <= (0.5 * exits[v]).min(other).max(floor) {
                 continue;
             }
             metrics.motion_rays += 1;

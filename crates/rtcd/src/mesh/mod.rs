@@ -211,6 +211,8 @@ pub struct RtcdMesh {
     max_radius: f32,
     average_triangle_size: f32,
     length_scale: f32,
+    /// Half the median and half the smallest exit distance ([`RtcdMesh::half_thickness`]).
+    half_thickness: [f32; 2],
     volume: f32,
     report: MeshReport,
     /// Half extents when the mesh is the box [`RtcdMesh::cuboid`] built.
@@ -325,6 +327,7 @@ impl RtcdMesh {
             max_radius,
             average_triangle_size: edge_sum / edge_count.max(1) as f32,
             length_scale: 0.0,
+            half_thickness: [0.0; 2],
             volume,
             report,
             cuboid,
@@ -334,27 +337,29 @@ impl RtcdMesh {
         };
         mesh.component_vertices = component_vertices(mesh.positions.len(), &mesh.triangles);
         mesh.exit_distances = mesh.compute_exit_distances();
-        mesh.length_scale = mesh.compute_length_scale();
+        (mesh.length_scale, mesh.half_thickness) = mesh.compute_length_scale();
         mesh
     }
 
     /// [`RtcdMesh::length_scale`]: the mean edge, at most half the median exit distance (the
     /// body's typical thickness along its vertex normals); a positive fallback for a degenerate mesh.
-    fn compute_length_scale(&self) -> f32 {
-        let mut exits: Vec<f32> = self.exit_distances.iter().copied().filter(|d| d.is_finite()).collect();
-        let half_thickness = if exits.is_empty() {
-            f32::INFINITY
-        } else {
-            let mid = exits.len() / 2;
-            0.5 * *exits.select_nth_unstable_by(mid, f32::total_cmp).1
-        };
-        let s = self.average_triangle_size.min(half_thickness);
-        if s.is_finite() && s > 0.0 {
-            s
-        } else {
+    /// With [`RtcdMesh::half_thickness`].
+    fn compute_length_scale(&self) -> (f32, [f32; 2]) {
+        let fallback = {
             let diag = self.aabb.extents().length();
             if diag.is_finite() && diag > 0.0 { diag } else { 1.0 }
-        }
+        };
+        let positive = |s: f32| if s.is_finite() && s > 0.0 { s } else { fallback };
+        let mut exits: Vec<f32> = self.exit_distances.iter().copied().filter(|d| d.is_finite()).collect();
+        let (half_thickness, thinnest) = if exits.is_empty() {
+            (f32::INFINITY, f32::INFINITY)
+        } else {
+            let mid = exits.len() / 2;
+            let median = 0.5 * *exits.select_nth_unstable_by(mid, f32::total_cmp).1;
+            (median, 0.5 * exits.iter().copied().fold(f32::INFINITY, f32::min))
+        };
+        let s = positive(self.average_triangle_size.min(half_thickness));
+        (s, [positive(half_thickness), positive(thinnest)])
     }
 
     /// How far each vertex's inward ray travels inside the mesh before it leaves (Hermann 2008 Alg. 1's
@@ -463,6 +468,14 @@ impl RtcdMesh {
     /// standard traces.
     pub fn length_scale(&self) -> f32 {
         self.length_scale
+    }
+    /// Half the body's typical thickness (the median exit distance of its vertices' inward rays),
+    /// and half its thinnest (the smallest); each positive (the bounding diagonal for a degenerate
+    /// mesh). A vertex moving less than half its own exit distance in a step, onto a body moving
+    /// less than the other's first figure, cannot pass through either unseen
+    /// ([`crate::detect::pair_motion_contacts`]).
+    pub fn half_thickness(&self) -> [f32; 2] {
+        self.half_thickness
     }
     /// Enclosed volume (meaningful for closed meshes).
     pub fn volume(&self) -> f32 {
