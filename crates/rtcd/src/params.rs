@@ -87,9 +87,9 @@ pub struct RtcdParams {
     /// about 1 % more. `false`: Hermann's exit rule into every mesh but level chunks.
     pub closed_reach: bool,
     /// Contacts along each vertex's path ([`crate::detect::pair_motion_contacts`]): a vertex that
-    /// moved in the last step by more than half its body's thickness there, or than half the other
-    /// body's typical thickness, is traced from where it was ([`crate::PairInput::previous`]) to
-    /// where it is and on by twice that motion. A front face ahead gives a speculative contact; a
+    /// moved in the last step by more than half the other body's typical thickness (or, into an
+    /// open mesh, than half its own body's thickness there) is traced from where it was
+    /// ([`crate::PairInput::previous`]) to where it is and on by twice that motion. A front face ahead gives a speculative contact; a
     /// front face it passed, a contact back out through that face, kept until the vertex is out.
     /// A body thinner than a step's motion, or landing with its corners' normals pointing past the
     /// other body's rim, is held by the faces it is moving onto, not only by those its vertex

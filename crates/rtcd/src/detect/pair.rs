@@ -1374,8 +1374,10 @@ pub fn pair_edge_contacts(
 /// body thinner than a step's motion, or came out of its far side, has no ray that sees it from
 /// inside (Hermann 2008 Alg. 1 needs the vertex inside the other body, within its own exit
 /// distance); its nearest way out is then the far side, the wrong way. So each candidate vertex
-/// whose motion `m` in the last step is longer than half its own exit distance, or than half the
-/// other body's typical thickness ([`RtcdMesh::half_thickness`]), and than the pair's
+/// whose motion `m` in the last step is longer than half the other body's typical thickness
+/// ([`RtcdMesh::half_thickness`]), or than half its own exit distance where that limits its rays
+/// (into an open mesh: into a cuboid, a level chunk or, with the closed reach, a closed mesh a
+/// vertex inside is in contact however thin its body), and than the pair's
 /// `displacement_threshold` (below which the iterative walk follows it: IRTCD 2013 Eq. 2), is
 /// traced along its path, from where it was to where it is and on by `2 |m|` (the next step's
 /// motion, taken as the last one's, with room for acceleration). The first face met decides:
@@ -1390,7 +1392,7 @@ pub fn pair_edge_contacts(
 /// A tunnel is remembered (`tunnels`, per direction, `[vertex, triangle]`, kept in the pair's
 /// state): at the next steps the vertex keeps a contact with the face it came in through, its
 /// depth under that face's plane, until it is back out on that side, or no longer over the face
-/// ([`tunnel_contact`]). The solver may take several steps to bring it back; in between the vertex
+/// (`tunnel_contact`). The solver may take several steps to bring it back; in between the vertex
 /// moves too little for a path, and its own rays, seeing it on the far side, would hold it there.
 ///
 /// A vertex moving less is left to its normal rays, whose exit distance sees it inside the other
@@ -1422,28 +1424,37 @@ pub fn pair_motion_contacts(
         });
     }
     let Some(previous) = input.previous.as_ref().filter(|p| p.is_valid()) else { return approach };
-    // The smallest motion that can need a path (see below).
     let floor = params.displacement_threshold;
-    let least = input.mesh1.half_thickness()[1].min(input.mesh2.half_thickness()[1]).max(floor);
     let bound = max_displacement(previous, &input.pos12, input.mesh1.max_radius(), input.mesh2.max_radius());
-    if !(bound > least && bound.is_finite()) {
+    if !bound.is_finite() {
         return approach;
     }
     let before = PairInput { pos12: *previous, previous: None, ..*input };
     for (dir, was) in Direction::both(input).iter().zip(Direction::both(&before)) {
+        // Into a cuboid, a level chunk or (with the closed reach) a closed mesh, a vertex inside is
+        // in contact however thin its own body: only the other body's thickness counts.
+        let own = !(dir.to.cuboid_half_extents().is_some()
+            || dir.to.solid_behind()
+            || closed_reach_into(dir.to, params));
+        let other = dir.to.half_thickness()[0];
+        // The smallest motion of this direction's vertices that needs a path.
+        let least = if own { dir.from.half_thickness()[1].min(other) } else { other }.max(floor);
+        if bound <= least {
+            continue;
+        }
         let region = dir.candidate_region(2.0 * bound);
         if region.is_empty() {
             continue;
         }
         let exits = dir.from.exit_distances();
-        let other = dir.to.half_thickness()[0];
         for (v, p) in dir.from.positions().iter().enumerate() {
             if !region.contains(*p) {
                 continue;
             }
             let (now, then) = (dir.from_to.transform_point(*p), was.from_to.transform_point(*p));
             let length = (now - then).length();
-            if length.is_nan() || length <= (0.5 * exits[v]).min(other).max(floor) {
+            let least = if own { (0.5 * exits[v]).min(other) } else { other }.max(floor);
+            if length.is_nan() || length <= least {
                 continue;
             }
             metrics.motion_rays += 1;

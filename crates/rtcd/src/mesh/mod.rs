@@ -471,9 +471,8 @@ impl RtcdMesh {
     }
     /// Half the body's typical thickness (the median exit distance of its vertices' inward rays),
     /// and half its thinnest (the smallest); each positive (the bounding diagonal for a degenerate
-    /// mesh). A vertex moving less than half its own exit distance in a step, onto a body moving
-    /// less than the other's first figure, cannot pass through either unseen
-    /// ([`crate::detect::pair_motion_contacts`]).
+    /// mesh). A vertex moving less than the first figure in a step cannot pass through the body
+    /// unseen ([`crate::detect::pair_motion_contacts`]).
     pub fn half_thickness(&self) -> [f32; 2] {
         self.half_thickness
     }
