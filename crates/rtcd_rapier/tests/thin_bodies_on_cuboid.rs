@@ -9,7 +9,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{World, lowest_vertex, rtcd_shape, size};
+use common::{World, flat_tetrahedron, lowest_vertex, rtcd_shape, size};
 use glam::Vec3;
 use rapier3d::prelude::*;
 use rtcd::{RtcdMesh, RtcdParams, shapes};
@@ -23,20 +23,6 @@ fn plate(t: f32, diagonal: f32) -> Arc<RtcdMesh> {
     let scale = diagonal / (2.0 + t * t).sqrt();
     let (v, i) = shapes::cuboid(Vec3::new(0.5, 0.5 * t, 0.5) * scale);
     Arc::new(RtcdMesh::new(format!("plate t={t} diag={diagonal}"), &v, &i).unwrap())
-}
-
-/// A tetrahedron on an equilateral base of side 1 m whose fourth vertex is `height` above the base
-/// plane, over the base's centroid.
-fn flat_tetrahedron(height: f32) -> Arc<RtcdMesh> {
-    let r = 1.0 / 3f32.sqrt();
-    let base = |k: f32| {
-        let a = k * std::f32::consts::TAU / 3.0;
-        Vec3::new(r * a.cos(), 0.0, r * a.sin())
-    };
-    let v = vec![base(0.0), base(1.0), base(2.0), Vec3::new(0.0, height, 0.0)];
-    // Outward: the base faces down, the sides up and out.
-    let i = vec![0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0];
-    Arc::new(RtcdMesh::new(format!("tetrahedron h={height}"), &v, &i).unwrap())
 }
 
 struct Drop {

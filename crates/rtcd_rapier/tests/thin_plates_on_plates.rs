@@ -17,7 +17,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{World, interpenetration, lowest_vertex, rapier_trimesh, rtcd_shape, size};
+use common::{World, flat_tetrahedron, interpenetration, lowest_vertex, rapier_trimesh, rtcd_shape, size};
 use glam::Vec3;
 use rapier3d::prelude::*;
 use rtcd::{RtcdMesh, RtcdParams, shapes};
@@ -45,18 +45,6 @@ struct Drop {
 fn plate(half: f32, thickness: f32, name: &str) -> Arc<RtcdMesh> {
     let (v, i) = shapes::cuboid(Vec3::new(half, 0.5 * thickness, half));
     Arc::new(RtcdMesh::new(name, &v, &i).unwrap())
-}
-
-/// A tetrahedron on an equilateral base of side 1 m whose fourth vertex is `height` above the base.
-fn flat_tetrahedron(height: f32) -> Arc<RtcdMesh> {
-    let r = 1.0 / 3f32.sqrt();
-    let base = |k: f32| {
-        let a = k * std::f32::consts::TAU / 3.0;
-        Vec3::new(r * a.cos(), 0.0, r * a.sin())
-    };
-    let v = vec![base(0.0), base(1.0), base(2.0), Vec3::new(0.0, height, 0.0)];
-    let i = vec![0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0];
-    Arc::new(RtcdMesh::new(format!("tetrahedron {height} m high"), &v, &i).unwrap())
 }
 
 /// Drops `top` tilted by `tilt` degrees (about x, then z, after a turn of 0.5 rad about the vertical),

@@ -1618,6 +1618,21 @@ mod tests {
     use super::*;
     use crate::{shapes, trace::NO_SKIP};
 
+    /// One direction's standard trace, every contact and prediction kept.
+    fn standard_trace(dir: &Direction, params: &RtcdParams) -> (Vec<RayContact>, Vec<RayRecord>) {
+        let (mut contacts, mut records) = (Vec::new(), Vec::new());
+        standard_direction(
+            dir,
+            params,
+            f32::INFINITY,
+            &mut StepMetrics::default(),
+            None,
+            &mut contacts,
+            &mut records,
+        );
+        (contacts, records)
+    }
+
     fn mesh(name: &str, (positions, indices): shapes::MeshData) -> RtcdMesh {
         RtcdMesh::new(name, &positions, &indices).unwrap()
     }
@@ -1747,16 +1762,7 @@ mod tests {
             );
             let input = PairInput::new(crate::PairKey::new(1, 2), a, b, Pose::new(t, q));
             for dir in Direction::both(&input) {
-                let (mut contacts, mut records) = (Vec::new(), Vec::new());
-                standard_direction(
-                    &dir,
-                    &params,
-                    f32::INFINITY,
-                    &mut StepMetrics::default(),
-                    None,
-                    &mut contacts,
-                    &mut records,
-                );
+                let (contacts, records) = standard_trace(&dir, &params);
                 // Every vertex of the region traced, with the same rules.
                 let exits = dir.from.exit_distances();
                 let (all, skips) = traced_without_skips(
@@ -1840,16 +1846,7 @@ mod tests {
                 let dir = &Direction::both(&input)[1];
                 assert!(dir.to.solid_behind());
                 chunk_pairs += 1;
-                let (mut contacts, mut records) = (Vec::new(), Vec::new());
-                standard_direction(
-                    dir,
-                    &params,
-                    f32::INFINITY,
-                    &mut StepMetrics::default(),
-                    None,
-                    &mut contacts,
-                    &mut records,
-                );
+                let (contacts, records) = standard_trace(dir, &params);
                 let solid = dir.solid_reach(&params);
                 let behind = solid_behind_box(dir.from, dir.to, &params);
                 let reach = reach_box(dir.from, dir.to, &params);
