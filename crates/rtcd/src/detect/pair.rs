@@ -1846,7 +1846,7 @@ mod tests {
                 let dir = &Direction::both(&input)[1];
                 assert!(dir.to.solid_behind());
                 chunk_pairs += 1;
-                let (contacts, records) = standard_trace(dir, &params);
+                let (_, records) = standard_trace(dir, &params);
                 let solid = dir.solid_reach(&params);
                 let behind = solid_behind_box(dir.from, dir.to, &params);
                 let reach = reach_box(dir.from, dir.to, &params);
