@@ -59,11 +59,11 @@ pub struct PairInput<'a> {
     /// empty and counted in [`StepMetrics::held_pairs`]. A backend that cannot skip a pair may
     /// trace it anyway; its output is then ignored by such callers.
     pub hold: bool,
-    /// `pos12` one step earlier along the bodies' motion, as the caller's integrator moved them
-    /// (e.g. each pose taken back by its body's velocities times the step). The motion rays
+    /// `pos12` one step earlier, where the bodies' motion started (`rtcd_rapier`'s driver: the
+    /// poses of its last batch, or for a body moved by hand, its pose taken back along its
+    /// velocities, so that it has no path through what lay between). The motion rays
     /// ([`crate::detect::pair_motion_contacts`]) trace each vertex's path from there; `None`: no
-    /// motion rays. Taken from velocities rather than from the last step's pose, a body moved by
-    /// hand (a teleport) has no path through what lies between.
+    /// motion rays.
     pub previous: Option<Pose>,
 }
 

@@ -89,8 +89,9 @@ pub struct RtcdParams {
     /// Contacts along each vertex's path ([`crate::detect::pair_motion_contacts`]): a vertex that
     /// moved in the last step by more than half the other body's typical thickness (or, into an
     /// open mesh, than half its own body's thickness there) is traced from where it was
-    /// ([`crate::PairInput::previous`]) to where it is and on by twice that motion. A front face ahead gives a speculative contact; a
-    /// front face it passed, a contact back out through that face, kept until the vertex is out.
+    /// ([`crate::PairInput::previous`]) to where it is and on by twice that motion. A front face
+    /// ahead gives a speculative contact; a front face it passed, a contact back out through that
+    /// face, kept until the vertex is out.
     /// A body thinner than a step's motion, or landing with its corners' normals pointing past the
     /// other body's rim, is held by the faces it is moving onto, not only by those its vertex
     /// normals point at. Needs `prediction`. Default `true`.

@@ -96,7 +96,8 @@ pub struct BatchPair {
     pub hold: bool,
     /// Shape 2's world pose.
     pose2: Pose,
-    /// `pos12` one step earlier along the bodies' velocities ([`rtcd::PairInput::previous`]).
+    /// `pos12` one step earlier, from both colliders' [`Entry::before`]
+    /// ([`rtcd::PairInput::previous`]).
     previous12: Pose,
     /// Both contact skins.
     skins: f32,

@@ -1413,7 +1413,8 @@ pub fn pair_motion_contacts(
     }
     // Last steps' tunnels first: a vertex stays held to the face it came in through until it is
     // back out on its side, or off it.
-    for (dir, kept) in Direction::both(input).iter().zip(tunnels.iter_mut()) {
+    let held = tunnels.iter().any(|t| !t.is_empty());
+    for (dir, kept) in Direction::both(input).iter().zip(tunnels.iter_mut()).filter(|_| held) {
         kept.retain(|&[v, triangle]| {
             let Some(c) = tunnel_contact(dir, v, triangle, params) else { return false };
             let cand = reproject(&c, &input.pos12, params.reprojection);
