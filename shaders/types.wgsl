@@ -168,19 +168,20 @@ struct EntryHit {
     vertex: u32,
 }
 
-// One compacted contact or prediction, in shape 1's frame.
+// One compacted contact or prediction, as it is read back: the ray that found it. The host makes the
+// contact from it and the meshes it keeps (the vertex, its normal, the triangle's normal, the pair's
+// pose), with the CPU backend's re-projection (crates/rtcd_wgpu/src/narrow_phase.rs, candidate_of).
 struct ContactOut {
-    // Point on shape 1; w = signed distance.
-    point_a: vec4<f32>,
-    // Point on shape 2 (shape 1's frame); w = ray parameter t.
-    point_b: vec4<f32>,
-    // Normal from shape 1 toward shape 2.
-    normal_a: vec4<f32>,
-    // Ray direction in shape 1's frame (for the debug overlay).
-    ray: vec4<f32>,
-    // pair index, vertex, triangle, kind (as EntryHit.kind)
-    info: vec4<u32>,
+    // pair index << CONTACT_KIND_BITS | kind (EntryHit.kind)
+    pair_kind: u32,
+    vertex: u32,
+    triangle: u32,
+    // Ray parameter of the hit (EntryHit.t).
+    t: f32,
 }
+
+// ContactOut.pair_kind: the low bits hold EntryHit.kind (outcome, ray kind, direction, ENTRY_RECORD_ONLY).
+const CONTACT_KIND_BITS: u32 = 6u;
 
 // Step constants.
 struct Params {

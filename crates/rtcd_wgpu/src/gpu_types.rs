@@ -173,21 +173,27 @@ pub struct GpuEntryHit {
     pub vertex: u32,
 }
 
-/// `ContactOut`: one compacted contact or prediction, in shape 1's frame.
+/// `ContactOut`: one compacted contact or prediction as it is read back, the ray that found it; the
+/// host makes the contact (the CPU backend's re-projection of the same ray).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuContactOut {
-    /// Point on shape 1; w = signed distance.
-    pub point_a: [f32; 4],
-    /// Point on shape 2 in shape 1's frame; w = ray parameter.
-    pub point_b: [f32; 4],
-    /// Normal from shape 1 toward shape 2.
-    pub normal_a: [f32; 4],
-    /// Ray direction in shape 1's frame.
-    pub ray: [f32; 4],
-    /// Pair index, vertex, triangle, kind.
-    pub info: [u32; 4],
+    /// The step's pair index `<<` [`CONTACT_KIND_BITS`] `|` the ray's kind (`EntryHit.kind`:
+    /// outcome, ray kind `<< 2`, direction `<< 4`, [`ENTRY_RECORD_ONLY`]).
+    pub pair_kind: u32,
+    /// The casting mesh's vertex.
+    pub vertex: u32,
+    /// The hit mesh's triangle.
+    pub triangle: u32,
+    /// The ray parameter of the hit.
+    pub t: f32,
 }
+
+/// Low bits of [`GpuContactOut::pair_kind`] that hold the ray's kind (`CONTACT_KIND_BITS`).
+pub const CONTACT_KIND_BITS: u32 = 6;
+
+// The kind fits its bits: the highest flag is below them.
+const _: () = assert!(ENTRY_RECORD_ONLY < 1 << CONTACT_KIND_BITS);
 
 /// `Params`: step constants (uniform).
 #[repr(C)]

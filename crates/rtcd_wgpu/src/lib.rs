@@ -7,7 +7,8 @@
 //! the reference pose) stays in GPU buffers between steps, in a pair table whose slots are allocated
 //! and freed as pairs enter and leave. Work layout: one thread per (pair direction, vertex) — or per
 //! record for pairs traced iteratively — over a flattened ray list with per-pair offsets (IRTCD 2013
-//! §3.5); a prefix-sum compaction packs contacts densely so readback grows with contacts.
+//! §3.5); a prefix-sum compaction packs contacts densely so readback grows with contacts (16 bytes
+//! each: the ray that found it; the host makes the contact).
 //!
 //! [`GpuNarrowPhase`] has the same inputs and outputs as `rtcd::NarrowPhase` and implements
 //! `rtcd::NarrowPhaseBackend`; `submit` / `collect` split a step for pipelined use.
@@ -26,4 +27,4 @@ pub mod shaders;
 
 pub use device::{DeviceOptions, GpuDevice, create_device};
 pub use error::GpuError;
-pub use narrow_phase::{GpuNarrowPhase, GpuOptions, KernelTimings};
+pub use narrow_phase::{FIRST_READ_CONTACTS, GpuNarrowPhase, GpuOptions, KernelTimings};

@@ -2,6 +2,7 @@
 //! buffers (vertices, triangles with adjacency and normals, BVH nodes) at per-mesh offsets. Steps
 //! upload only poses and pairs (the OpenCL tutorial's lesson: keep geometry on the device).
 
+use glam::Vec3;
 use rtcd::RtcdMesh;
 use rustc_hash::FxHashMap;
 
@@ -11,8 +12,19 @@ use crate::{
     gpu_types::{GpuBvhNode, GpuMeshRef, GpuTriangle, GpuVertex},
 };
 
+/// What the host keeps of a resident mesh to make contacts of the rays read back (the vertices and
+/// their normals, the triangles' normals, whether it is a box).
+pub(crate) struct HostMesh {
+    pub positions: Vec<Vec3>,
+    pub normals: Vec<Vec3>,
+    pub triangle_normals: Vec<Vec3>,
+    pub cuboid: bool,
+}
+
 pub(crate) struct MeshStore {
-    refs: FxHashMap<u64, GpuMeshRef>,
+    /// Where each mesh lives on the GPU, and its [`HostMesh`]'s index.
+    refs: FxHashMap<u64, (GpuMeshRef, u32)>,
+    host: Vec<HostMesh>,
     pub vertices: GrowBuffer<GpuVertex>,
     pub triangles: GrowBuffer<GpuTriangle>,
     pub bvh: GrowBuffer<GpuBvhNode>,
@@ -28,6 +40,7 @@ impl MeshStore {
         let usage = wgpu::BufferUsages::STORAGE;
         Self {
             refs: FxHashMap::default(),
+            host: Vec::new(),
             vertices: GrowBuffer::new(device, "rtcd:buffer:vertices", usage, 4096),
             triangles: GrowBuffer::new(device, "rtcd:buffer:triangles", usage, 8192),
             bvh: GrowBuffer::new(device, "rtcd:buffer:bvh", usage, 4096),
@@ -49,14 +62,19 @@ impl MeshStore {
         std::mem::take(&mut self.uploaded)
     }
 
-    /// Where `mesh` lives on the GPU, uploading it first if needed.
+    /// The host's copy of a resident mesh, by the index [`MeshStore::ensure`] gave.
+    pub fn host(&self, index: u32) -> &HostMesh {
+        &self.host[index as usize]
+    }
+
+    /// Where `mesh` lives on the GPU, and its host copy's index, uploading it first if needed.
     pub fn ensure(
         &mut self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         mesh: &RtcdMesh,
-    ) -> Result<GpuMeshRef, GpuError> {
+    ) -> Result<(GpuMeshRef, u32), GpuError> {
         if let Some(r) = self.refs.get(&mesh.id()) {
             return Ok(*r);
         }
@@ -104,7 +122,14 @@ impl MeshStore {
         self.vertex_len += vertices.len() as u64;
         self.triangle_len += triangles.len() as u64;
         self.bvh_len += mesh.bvh().len() as u64;
-        self.refs.insert(mesh.id(), r);
-        Ok(r)
+        let index = self.host.len() as u32;
+        self.host.push(HostMesh {
+            positions: mesh.positions().to_vec(),
+            normals: mesh.normals().to_vec(),
+            triangle_normals: mesh.triangle_normals().to_vec(),
+            cuboid: mesh.cuboid_half_extents().is_some(),
+        });
+        self.refs.insert(mesh.id(), (r, index));
+        Ok((r, index))
     }
 }

@@ -4,9 +4,10 @@
 //! One step, on the device: `pair_begin` (one thread per pair) → `trace_standard` and
 //! `walk_iterative` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
 //! traced with the standard tracer, pair direction × record for pairs traced iteratively) →
-//! `flag_entries` + `scan` (prefix sum) → `compact` (dense records for the next step, re-projected
-//! contacts to read back) → `pair_end` (record ranges into the pair table). The host reads back the
-//! compacted contacts and reduces them to manifolds with the same code as the CPU backend.
+//! `flag_entries` + `scan` (prefix sum) → `compact` (dense records for the next step, and the rays
+//! that found contacts, to read back: 16 bytes each) → `pair_end` (record ranges into the pair
+//! table). The host reads back the compacted rays, makes their contacts with the CPU backend's
+//! re-projection from the meshes it keeps, and reduces them to manifolds with the same code.
 
 use std::{
     sync::{
@@ -20,12 +21,12 @@ use std::{
 use glam::Vec3;
 use rayon::prelude::*;
 use rtcd::{
-    BackendError, ContactCandidate, FeatureId, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind,
-    RayRecord, RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
+    BackendError, ContactCandidate, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind, RayRecord,
+    RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     aabb::Aabb,
-    contact::{ReduceScratch, reduce_manifolds_with},
+    contact::{RayContact, ReduceScratch, reduce_manifolds_with, reproject},
     detect::{
-        closed_reach_into, merge_motion_contacts, needs_standard_trace, pair_edge_contacts,
+        box_face_normal, closed_reach_into, merge_motion_contacts, needs_standard_trace, pair_edge_contacts,
         pair_motion_contacts, reach_box, separation_before_trace, separation_for_reach_from,
         solid_behind_box, vertex_candidate_region,
     },
@@ -38,7 +39,7 @@ use crate::{
     error::GpuError,
     gpu_types::*,
     kernels::{Kernels, Pipeline, grid, untimed_pass},
-    mesh_store::MeshStore,
+    mesh_store::{HostMesh, MeshStore},
     pair_table::{HostEdgeState, PairTable, SlotMirror},
     readback::MapReceiver,
     scan::{self, ScanBuffers},
@@ -64,6 +65,11 @@ impl Default for GpuOptions {
 
 /// Per-kernel GPU times of the last step (timestamp queries), in submission order.
 pub type KernelTimings = Vec<(&'static str, Duration)>;
+
+/// The contacts the first read of a step maps back at least (then one and a half times the last
+/// step's count), so that one round trip suffices as the count drifts; a step that finds more reads
+/// the rest with a second one.
+pub const FIRST_READ_CONTACTS: u64 = 256;
 
 const MAX_PASSES: u32 = 16;
 const SMALL_STAGING: u64 = 256 + 16 * MAX_PASSES as u64;
@@ -93,6 +99,8 @@ struct StepBuffers {
 struct Job {
     input_index: usize,
     pos12: rtcd::Pose,
+    /// The pair's meshes' host copies ([`MeshStore::host`]).
+    meshes: [u32; 2],
     slot: u32,
     standard: bool,
     /// Out of the rays' reach this step (no ray traced).
@@ -578,6 +586,14 @@ impl GpuNarrowPhase {
         let mut metrics = StepMetrics { failed_pairs: pairs.len() - valid.len(), ..Default::default() };
         // Every byte written through the queue this step (meshes seen for the first time included).
         let mut upload = 0u64;
+        // The contacts read back carry their pair's index in the bits above their kind.
+        if valid.len() as u64 > (u32::MAX >> CONTACT_KIND_BITS) as u64 {
+            return Err(BackendError::Device(format!(
+                "a step of {} pairs is too large for the GPU backend (at most {})",
+                valid.len(),
+                u32::MAX >> CONTACT_KIND_BITS
+            )));
+        }
         let present: FxHashSet<PairKey> = valid.iter().map(|&i| pairs[i].key).collect();
         metrics.freed_pairs = self.table.retain(&present);
 
@@ -590,8 +606,10 @@ impl GpuNarrowPhase {
             let p = &pairs[i];
             // Each pair with its own lengths, as on the CPU.
             let params = base.for_pair(p.mesh1, p.mesh2);
-            let m1 = self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh1).map_err(too_large)?;
-            let m2 = self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh2).map_err(too_large)?;
+            let (m1, h1) =
+                self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh1).map_err(too_large)?;
+            let (m2, h2) =
+                self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh2).map_err(too_large)?;
             let a = self
                 .table
                 .assign(&dev, &mut *encoder, p.key, (p.mesh1.id(), p.mesh2.id()))
@@ -681,6 +699,7 @@ impl GpuNarrowPhase {
             jobs.push(Job {
                 input_index: i,
                 pos12: p.pos12,
+                meshes: [h1, h2],
                 slot: a.slot,
                 standard,
                 separated,
@@ -859,7 +878,7 @@ impl GpuNarrowPhase {
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
         let estimate = (e as u64)
-            .min((2 * self.last_total).max(1024))
+            .min((self.last_total + self.last_total / 2).max(FIRST_READ_CONTACTS))
             .min(b.big_staging_bytes / contact_size)
             .min(b.contacts.capacity());
         let (small_tx, small_rx) = mpsc::channel();
@@ -1083,7 +1102,7 @@ impl GpuNarrowPhase {
         let mut k = 0;
         for (j, r) in ranges.iter_mut().enumerate() {
             let s = k;
-            while k < contacts.len() && contacts[k].info[0] as usize == j {
+            while k < contacts.len() && (contacts[k].pair_kind >> CONTACT_KIND_BITS) as usize == j {
                 k += 1;
             }
             *r = (s, k);
@@ -1092,16 +1111,18 @@ impl GpuNarrowPhase {
             return Err(BackendError::Readback("contacts out of pair order".into()));
         }
         let params = self.params;
+        let meshes = &self.meshes;
         let results: Vec<PairParsed> = ranges
             .par_iter()
             .zip(jobs.par_iter())
             .map_init(
                 || (ReduceScratch::default(), Vec::new()),
                 |(scratch, candidates), (&(s, e), job)| {
-                    parse_pair(&contacts[s..e], job, &params, &opts, scratch, candidates)
+                    let m = job.meshes.map(|h| meshes.host(h));
+                    parse_pair(&contacts[s..e], job, m, &params, &opts, scratch, candidates)
                 },
             )
-            .collect();
+            .collect::<Result<_, _>>()?;
         for (job, (manifolds, rays, kept, m, records)) in jobs.iter().zip(results) {
             metrics.add(&m);
             self.table.mirror_mut(job.slot).rec_counts = records.each_ref().map(|r| r.len() as u32);
@@ -1160,34 +1181,62 @@ fn encode_compact(
     pass(encoder, pipe, &bg, grid(entries));
 }
 
+/// The contact the CPU backend makes of the ray `c` of a pair (`pos12`, its meshes `meshes`, shape
+/// 1's first): the ray from the casting vertex along its inward normal (against a box, along the
+/// face's normal: `rtcd::detect` makes box contacts so), in the hit mesh's frame, re-projected
+/// (`rtcd::contact::reproject`). Also the ray's direction, in the hit mesh's frame.
+/// `None` for a vertex or triangle the meshes do not have (a corrupt readback).
+fn candidate_of(
+    c: &GpuContactOut,
+    pos12: &rtcd::Pose,
+    pos21: &rtcd::Pose,
+    meshes: [&HostMesh; 2],
+    reprojection: bool,
+) -> Option<(ContactCandidate, Vec3)> {
+    let from_shape2 = (c.pair_kind >> 4) & 1 == 1;
+    let (from, to, from_to) =
+        if from_shape2 { (meshes[1], meshes[0], pos12) } else { (meshes[0], meshes[1], pos21) };
+    let (v, tri) = (c.vertex as usize, c.triangle as usize);
+    let (p, n, n_tri) = (*from.positions.get(v)?, *from.normals.get(v)?, *to.triangle_normals.get(tri)?);
+    let origin = from_to.transform_point(p);
+    let (dir, normal) = if to.cuboid {
+        let n = box_face_normal(c.triangle);
+        (n, n)
+    } else {
+        (from_to.transform_vector(-n), n_tri)
+    };
+    let ray = RayContact { from_shape2, vertex: c.vertex, triangle: c.triangle, origin, dir, t: c.t, normal };
+    Some((reproject(&ray, pos12, reprojection), dir))
+}
+
 /// Turns one pair's compacted rays into manifolds, debug rays, metrics and record counts.
 fn parse_pair(
     contacts: &[GpuContactOut],
     job: &Job,
+    meshes: [&HostMesh; 2],
     params: &RtcdParams,
     opts: &StepOptions,
     scratch: &mut ReduceScratch,
     candidates: &mut Vec<ContactCandidate>,
-) -> PairParsed {
+) -> Result<PairParsed, BackendError> {
     let mut m = StepMetrics::default();
     let mut records: [Vec<RayRecord>; 2] = Default::default();
     let mut rays = Vec::new();
     candidates.clear();
+    let pos21 = job.pos12.inverse();
     for c in contacts {
-        let [_, vertex, triangle, kind] = c.info;
+        let (vertex, triangle, t) = (c.vertex, c.triangle, c.t);
+        let kind = c.pair_kind & ((1 << CONTACT_KIND_BITS) - 1);
         let outcome = kind & 3;
         let dir = ((kind >> 4) & 1) as usize;
         records[dir].push(RayRecord { vertex, triangle, in_contact: outcome == OUTCOME_CONTACT });
-        let p1 = Vec3::new(c.point_a[0], c.point_a[1], c.point_a[2]);
-        let p2 = Vec3::new(c.point_b[0], c.point_b[1], c.point_b[2]);
-        let n1 = Vec3::new(c.normal_a[0], c.normal_a[1], c.normal_a[2]);
-        let (dist, t) = (c.point_a[3], c.point_b[3]);
-        let (fid1, fid2) = if dir == 0 {
-            (FeatureId::Vertex(vertex), FeatureId::Face(triangle))
-        } else {
-            (FeatureId::Face(triangle), FeatureId::Vertex(vertex))
-        };
-        let cand = ContactCandidate { p1, p2, n1, dist, fid1, fid2 };
+        let (cand, ray_dir) =
+            candidate_of(c, &job.pos12, &pos21, meshes, params.reprojection).ok_or_else(|| {
+                BackendError::Readback(format!(
+                    "a contact of vertex {vertex} and triangle {triangle} out of its meshes"
+                ))
+            })?;
+        let dist = cand.dist;
         if outcome == OUTCOME_CONTACT {
             m.contact_rays += 1;
             m.cumulative_ray_length += t as f64;
@@ -1201,8 +1250,9 @@ fn parse_pair(
             }
         }
         if opts.record_rays {
-            let origin = if dir == 0 { p1 } else { p2 };
-            let ray = Vec3::new(c.ray[0], c.ray[1], c.ray[2]);
+            let origin = if dir == 0 { cand.p1 } else { cand.p2 };
+            // The ray in shape 1's frame: direction 0 casts from shape 1, in shape 2's frame.
+            let ray = if dir == 0 { job.pos12.transform_vector(ray_dir) } else { ray_dir };
             rays.push(RayDebug {
                 origin,
                 end: origin + ray * t,
@@ -1246,7 +1296,7 @@ fn parse_pair(
     for r in &mut records {
         r.sort_unstable_by_key(|r| r.vertex);
     }
-    (manifolds, rays, kept, m, records)
+    Ok((manifolds, rays, kept, m, records))
 }
 
 impl NarrowPhaseBackend for GpuNarrowPhase {

@@ -19,7 +19,6 @@ pub const MODULES: &[(&str, &str)] = &[
     ("walk.wgsl", include_str!("../../../shaders/walk.wgsl")),
     ("hermann.wgsl", include_str!("../../../shaders/hermann.wgsl")),
     ("candidates.wgsl", include_str!("../../../shaders/candidates.wgsl")),
-    ("reproject.wgsl", include_str!("../../../shaders/reproject.wgsl")),
     ("pairs.wgsl", include_str!("../../../shaders/pairs.wgsl")),
 ];
 
@@ -40,7 +39,7 @@ pub enum Kernel {
     ScanBlocks,
     /// `scan.wgsl`, entry point `add_block_sums`.
     AddBlockSums,
-    /// `compact.wgsl`: dense records and re-projected contacts.
+    /// `compact.wgsl`: dense records, and the rays that found contacts, to read back.
     Compact,
     /// `pair_end.wgsl`: record ranges into the slots.
     PairEnd,

@@ -76,6 +76,7 @@ fn wgsl_constants_match_rust() {
     assert_eq!(value("RAY_ITERATIVE"), RAY_ITERATIVE as u64);
     assert_eq!(value("RAY_PREDICTIVE"), RAY_PREDICTIVE as u64);
     assert_eq!(value("ENTRY_RECORD_ONLY"), ENTRY_RECORD_ONLY as u64);
+    assert_eq!(value("CONTACT_KIND_BITS"), CONTACT_KIND_BITS as u64);
     assert_eq!(value("REACH_SOLID_BEHIND"), MESH_REACH_SOLID_BEHIND as u64);
     assert_eq!(value("REACH_CLOSED"), MESH_REACH_CLOSED as u64);
 }

@@ -14,7 +14,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use rtcd::{PairInput, PairKey, RtcdParams, StepOptions, StepOutput};
-use rtcd_wgpu::{GpuNarrowPhase, GpuOptions, gpu_types::GpuContactOut};
+use rtcd_wgpu::{FIRST_READ_CONTACTS, GpuNarrowPhase, GpuOptions, gpu_types::GpuContactOut};
 
 /// The scene's pairs at `tick` of the walk seeded `seed` (`None`: their starting poses), keyed from
 /// `key_base`.
@@ -88,7 +88,7 @@ fn a_step_in_the_callers_encoder_matches_one_the_backend_submits() {
         let o = own.step(&inputs, &opts).unwrap();
         let i = step_into(&mut into, &inputs, &opts, Duration::from_secs(30));
         if tick == 0 {
-            let first_read = 512 + 1024 * std::mem::size_of::<GpuContactOut>() as u64;
+            let first_read = 512 + FIRST_READ_CONTACTS * std::mem::size_of::<GpuContactOut>() as u64;
             assert!(
                 i.metrics.readback_bytes > first_read,
                 "the first tick needed no second read ({} bytes back)",

@@ -35,6 +35,17 @@ pub struct BoxFace {
     pub distance: f32,
 }
 
+/// The outward unit normal of the face that triangle `triangle` of
+/// [`RtcdMesh::cuboid`](crate::RtcdMesh::cuboid) belongs to (the [`BoxFace::normal`] of the face whose
+/// [`BoxFace::triangle`] it is or follows); the GPU kernels' `box_face_normal`.
+#[inline]
+pub fn box_face_normal(triangle: u32) -> Vec3 {
+    let face = triangle / TRIANGLES_PER_BOX_FACE;
+    let mut normal = Vec3::ZERO;
+    normal[(face / 2).min(2) as usize] = if face & 1 == 1 { 1.0 } else { -1.0 };
+    normal
+}
+
 /// The face of least penetration of the box `[-half, half]` for the point `p` (both in the box's
 /// frame): the axis where `|p_i| - half_i` is largest (the first such axis on a tie), on the side
 /// of `p`'s sign (the positive side for 0). Inside the box `-distance` is the smallest translation
@@ -119,6 +130,21 @@ mod tests {
         // Outside the -x face by 0.25, within the other slabs.
         let f = nearest_box_face(half, Vec3::new(-2.25, 0.1, 0.1));
         assert_eq!((f.face, f.normal, f.distance), (0, Vec3::NEG_X, 0.25));
+    }
+
+    /// Each face's triangles give back its normal, and the box mesh's own triangles have it.
+    #[test]
+    fn box_face_normals_of_the_triangles() {
+        let half = Vec3::new(2.0, 0.5, 1.0);
+        let mesh = crate::RtcdMesh::cuboid("box", half).unwrap();
+        for p in [Vec3::X, Vec3::NEG_X, Vec3::Y, Vec3::NEG_Y, Vec3::Z, Vec3::NEG_Z] {
+            let f = nearest_box_face(half, p * 3.0);
+            assert_eq!(f.normal, p);
+            for tri in f.triangle..f.triangle + TRIANGLES_PER_BOX_FACE {
+                assert_eq!(box_face_normal(tri), p, "triangle {tri}");
+                assert!(mesh.triangle_normals()[tri as usize].distance(p) < 1e-6, "triangle {tri}");
+            }
+        }
     }
 
     #[test]

@@ -10,7 +10,9 @@ pub(crate) mod pair;
 
 pub use edge::{EdgeCrossing, EdgeTest, edge_crossing, ridge_contact};
 
-pub use cuboid::{BoxFace, TRIANGLES_PER_BOX_FACE, box_exit_face, box_vertex_face, nearest_box_face};
+pub use cuboid::{
+    BoxFace, TRIANGLES_PER_BOX_FACE, box_exit_face, box_face_normal, box_vertex_face, nearest_box_face,
+};
 
 pub use pair::{
     TraceReference, candidate_region, closed_reach_into, max_displacement, merge_motion_contacts,
