@@ -47,8 +47,8 @@ pub struct StepMetrics {
     pub edge_contacts: u64,
     /// Vertices traced along their motion ([`crate::detect::pair_motion_contacts`]).
     pub motion_rays: u64,
-    /// Contacts those paths gave (speculative, and tunnel contacts), and those of the faces the
-    /// paths met at earlier steps, kept.
+    /// Contacts those paths gave (speculative, and tunnel contacts), and the contacts of the
+    /// tunnels kept from earlier steps.
     pub motion_contacts: u64,
     /// Manifolds produced.
     pub manifolds: u64,

@@ -25,8 +25,8 @@ pub struct SlotMirror {
     /// The leaf pair the pair's separation descents start from
     /// ([`rtcd::detect::separation_for_reach_from`]).
     pub witness: [u32; 2],
-    /// Crossing edges and the faces met by vertex paths, kept per direction
-    /// ([`HostEdgeState::edge_records`], [`HostEdgeState::tunnels`]).
+    /// Crossing edges and tunnels kept per direction ([`HostEdgeState::edge_records`],
+    /// [`HostEdgeState::tunnels`]).
     pub edge_counts: [u32; 2],
 }
 
@@ -38,8 +38,7 @@ pub struct HostEdgeState {
     pub vertex_records: [Vec<RayRecord>; 2],
     /// Crossing edges per direction, sorted.
     pub edge_records: [Vec<u32>; 2],
-    /// Vertices held by a face of the other mesh their path met, per direction
-    /// (`rtcd::PairState::tunnels`).
+    /// Vertices that tunnelled into the other mesh, per direction (`rtcd::PairState::tunnels`).
     pub tunnels: [Vec<[u32; 2]>; 2],
 }
 

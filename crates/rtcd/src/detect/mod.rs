@@ -70,9 +70,8 @@ pub struct PairState {
     /// step ([`edge_crossing`]), or came within the rays' reach of its box where the direction
     /// kept no vertex record, tested again at the next, sorted.
     pub edge_records: [Vec<u32>; 2],
-    /// Vertices of shape 1 (index 0) and shape 2 (index 1) whose path met a face of the other mesh,
-    /// held by it while they are under it or close above it: `[vertex, triangle]`
-    /// ([`pair_motion_contacts`]).
+    /// Vertices of shape 1 (index 0) and shape 2 (index 1) that went into the other mesh through a
+    /// face and are not back out: `[vertex, triangle]` ([`pair_motion_contacts`]).
     pub tunnels: [Vec<[u32; 2]>; 2],
 }
 

@@ -1389,16 +1389,11 @@ pub fn pair_edge_contacts(
 ///   plane along its normal, which takes it back out the way it came in;
 /// - a back face (the vertex was inside at the last step): nothing; its vertex ray carries it.
 ///
-/// The face is remembered (`tunnels`, per direction, `[vertex, triangle]`, kept in the pair's
-/// state): at the next steps the vertex keeps a contact with it, its signed depth under the
-/// face's plane along its normal (`tunnel_contact`): a tunnel contact while it is under the
-/// plane, a prediction while it is above it within `speculative`; it is forgotten once the vertex
-/// is farther above, or no longer over the face. The solver may take several steps to bring a
-/// tunnelled vertex back; in between it moves too little for a path, and its own rays, seeing it
-/// on the far side, would hold it there. And a vertex stopped on a face by its prediction moves too
-/// little for a path after it: a thin body's corner resting on a plate, whose normal runs along
-/// the plate, keeps the face it landed on while it settles into it (a flat tetrahedron's corner
-/// on a 1 cm plate).
+/// A tunnel is remembered (`tunnels`, per direction, `[vertex, triangle]`, kept in the pair's
+/// state): at the next steps the vertex keeps a contact with the face it came in through, its
+/// depth under that face's plane, until it is back out on that side, or no longer over the face
+/// (`tunnel_contact`). The solver may take several steps to bring it back; in between the vertex
+/// moves too little for a path, and its own rays, seeing it on the far side, would hold it there.
 ///
 /// A vertex moving less is left to its normal rays, whose exit distance sees it inside the other
 /// body (the finely tessellated, thick bodies of the papers' piles cast few paths). Nothing without
@@ -1416,17 +1411,14 @@ pub fn pair_motion_contacts(
         tunnels.iter_mut().for_each(Vec::clear);
         return approach;
     }
-    // The faces met at the last steps first: a vertex stays held to the face its path met until
-    // it is farther out than `speculative` on its side, or off it; only the tunnel contacts
-    // (under the face) make the approach.
+    // Last steps' tunnels first: a vertex stays held to the face it came in through until it is
+    // back out on its side, or off it.
     let held = tunnels.iter().any(|t| !t.is_empty());
     for (dir, kept) in Direction::both(input).iter().zip(tunnels.iter_mut()).filter(|_| held) {
         kept.retain(|&[v, triangle]| {
-            let Some(c) = tunnel_contact(dir, v, triangle, speculative, params) else { return false };
+            let Some(c) = tunnel_contact(dir, v, triangle, params) else { return false };
             let cand = reproject(&c, &input.pos12, params.reprojection);
-            if c.t > 0.0 {
-                approach += cand.n1 * -cand.dist;
-            }
+            approach += cand.n1 * -cand.dist;
             metrics.motion_contacts += 1;
             out.push(cand);
             true
@@ -1486,39 +1478,33 @@ pub fn pair_motion_contacts(
                 normal: h.normal,
             };
             let cand = reproject(&c, &input.pos12, params.reprojection);
-            if c.t >= 0.0 || cand.dist <= speculative {
+            if c.t >= 0.0 {
                 let kept = &mut tunnels[usize::from(dir.from_shape2)];
                 if !kept.iter().any(|&[k, _]| k == v as u32) {
                     kept.push([v as u32, h.triangle]);
                     metrics.motion_contacts += 1;
-                    if c.t >= 0.0 {
-                        approach += cand.n1 * -cand.dist;
-                    }
+                    approach += cand.n1 * -cand.dist;
                     out.push(cand);
                 }
+            } else if cand.dist <= speculative {
+                metrics.motion_contacts += 1;
+                out.push(cand);
             }
         }
     }
     approach
 }
 
-/// The contact of vertex `v` of `dir.from` with `triangle` of `dir.to`, the face its path met: its
-/// depth under the triangle's plane along its outward normal (negative above it: a prediction),
-/// while it is at most `culling_dist` and at least `-speculative`, and the vertex is over the
-/// triangle (its projection on the plane inside it); `None` once it is farther out on the
-/// triangle's side, or off it.
-fn tunnel_contact(
-    dir: &Direction,
-    v: u32,
-    triangle: u32,
-    speculative: f32,
-    params: &RtcdParams,
-) -> Option<RayContact> {
+/// The contact of vertex `v` of `dir.from` that tunnelled into `dir.to` through `triangle`: its
+/// depth under the triangle's plane along its outward normal, while that is positive, no deeper
+/// than `culling_dist`, and the vertex is over the triangle (its projection on the plane inside
+/// it); `None` once it is out on the triangle's side, or off it.
+fn tunnel_contact(dir: &Direction, v: u32, triangle: u32, params: &RtcdParams) -> Option<RayContact> {
     let p = dir.from_to.transform_point(*dir.from.positions().get(v as usize)?);
     let [a, b, c] = dir.to.triangles().get(triangle as usize)?.map(|k| dir.to.positions()[k as usize]);
     let n = dir.to.triangle_normals()[triangle as usize];
     let depth = (a - p).dot(n);
-    if !(depth >= -speculative && depth <= params.culling_dist) {
+    if !(depth > 0.0 && depth <= params.culling_dist) {
         return None;
     }
     // Over the triangle: on the inner side of its three edges' planes along the normal.
