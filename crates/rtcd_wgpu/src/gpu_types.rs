@@ -64,7 +64,8 @@ pub const MESH_REACH_SOLID_BEHIND: u32 = 1;
 /// ([`rtcd::detect::nearer_way_out`]).
 pub const MESH_REACH_CLOSED: u32 = 2;
 
-/// `Pair`: one pair of one step.
+/// `Pair`: one pair of one step, assembled on the device (`pair_assemble.wgsl`) from its
+/// [`GpuPairStep`] and [`GpuPairStatic`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuPair {
@@ -124,6 +125,80 @@ pub struct GpuPair {
     pub max_it: u32,
     /// Padding.
     pub _pad_c: u32,
+}
+
+/// `PairStep`: what the host uploads of a pair each step (the kernel `pair_assemble` makes the
+/// step's [`GpuPair`] of it and of the pair's [`GpuPairStatic`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuPairStep {
+    /// As [`GpuPair::pose12_q`].
+    pub pose12_q: [f32; 4],
+    /// As [`GpuPair::pose12_t`].
+    pub pose12_t: [f32; 4],
+    /// As [`GpuPair::pose21_q`].
+    pub pose21_q: [f32; 4],
+    /// As [`GpuPair::pose21_t`].
+    pub pose21_t: [f32; 4],
+    /// As [`GpuPair::region_a_min`].
+    pub region_a_min: [f32; 4],
+    /// See `region_a_min`.
+    pub region_a_max: [f32; 4],
+    /// As [`GpuPair::region_b_min`].
+    pub region_b_min: [f32; 4],
+    /// See `region_b_min`.
+    pub region_b_max: [f32; 4],
+    /// Pair-table slot.
+    pub slot: u32,
+    /// `PAIR_STANDARD | PAIR_NEW`.
+    pub flags: u32,
+    /// First entry in the flattened ray list.
+    pub entry_offset: u32,
+    /// Entries of direction 0.
+    pub entries_a: u32,
+    /// Entries of direction 1.
+    pub entries_b: u32,
+    /// With [`PAIR_NEW`]: the pair's [`GpuPairStatic`] in the step's list of new ones.
+    pub static_index: u32,
+    /// Padding.
+    pub _pad_a: u32,
+    /// Padding.
+    pub _pad_b: u32,
+}
+
+/// `PairStatic`: what a pair keeps on the device for as long as it holds its slot (its meshes and
+/// lengths decide it), uploaded once, when it is new in its slot.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuPairStatic {
+    /// As [`GpuPair::reach_a_min`].
+    pub reach_a_min: [f32; 4],
+    /// See `reach_a_min`.
+    pub reach_a_max: [f32; 4],
+    /// As [`GpuPair::reach_b_min`].
+    pub reach_b_min: [f32; 4],
+    /// See `reach_b_min`.
+    pub reach_b_max: [f32; 4],
+    /// As [`GpuPair::behind_a_min`].
+    pub behind_a_min: [f32; 4],
+    /// See `behind_a_min`.
+    pub behind_a_max: [f32; 4],
+    /// As [`GpuPair::behind_b_min`].
+    pub behind_b_min: [f32; 4],
+    /// See `behind_b_min`.
+    pub behind_b_max: [f32; 4],
+    /// Shape 1's mesh.
+    pub mesh_a: GpuMeshRef,
+    /// Shape 2's mesh.
+    pub mesh_b: GpuMeshRef,
+    /// As [`GpuPair::culling_dist`].
+    pub culling_dist: f32,
+    /// As [`GpuPair::max_it`].
+    pub max_it: u32,
+    /// Padding.
+    pub _pad_a: u32,
+    /// Padding.
+    pub _pad_b: u32,
 }
 
 /// `Pair.flags`: traced with the standard tracer this step.

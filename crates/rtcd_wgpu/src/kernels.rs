@@ -18,6 +18,7 @@ enum Access {
 fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
     use Access::*;
     match kernel {
+        Kernel::PairAssemble => &[(3, ReadWrite), (4, Uniform), (12, Read), (13, Read), (14, ReadWrite)],
         Kernel::PairBegin => &[(3, Read), (4, Uniform), (5, ReadWrite)],
         Kernel::TraceStandardBrute | Kernel::TraceStandardBvh => {
             &[(0, Read), (1, Read), (2, Read), (3, Read), (4, Uniform), (7, ReadWrite), (8, ReadWrite)]

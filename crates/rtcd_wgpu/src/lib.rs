@@ -2,8 +2,9 @@
 //!
 //! The ray-traced narrow phase of `rtcd` as WGSL compute kernels (`shaders/`, composed with
 //! naga_oil imports) on wgpu, on a device it creates itself ([`create_device`]) or on any `wgpu`
-//! device, such as Bevy's `RenderDevice`. Meshes are uploaded once and stay resident; each step
-//! uploads poses and the pair list. Per-pair iterative state (each ray's last triangle or prediction,
+//! device, such as Bevy's `RenderDevice`. Meshes are uploaded once and stay resident, and so are
+//! each pair's reach boxes, meshes and lengths while it holds its slot; each step uploads the pairs'
+//! poses, candidate regions and ray layout. Per-pair iterative state (each ray's last triangle or prediction,
 //! the reference pose) stays in GPU buffers between steps, in a pair table whose slots are allocated
 //! and freed as pairs enter and leave. Work layout: one thread per (pair direction, vertex) — or per
 //! record for pairs traced iteratively — over a flattened ray list with per-pair offsets (IRTCD 2013

@@ -1,7 +1,9 @@
 //! The GPU narrow phase: the same inputs and outputs as `rtcd::NarrowPhase`, computed by the WGSL
 //! kernels, with per-pair iterative state kept in GPU buffers between steps.
 //!
-//! One step, on the device: `pair_begin` (one thread per pair) → `trace_standard` and
+//! One step, on the device: `pair_assemble` (one thread per pair: the step's pair record from the
+//! uploaded step record and the statics kept by slot) → `pair_begin` (one thread per pair) →
+//! `trace_standard` and
 //! `walk_iterative` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
 //! traced with the standard tracer, pair direction × record for pairs traced iteratively) →
 //! `flag_entries` + `scan` (prefix sum) → `compact` (dense records for the next step, and the rays
@@ -82,7 +84,14 @@ struct Timestamps {
 }
 
 struct StepBuffers {
+    /// The step's pairs, assembled on the device (`pair_assemble`).
     pairs: GrowBuffer<GpuPair>,
+    /// What the host uploads of each pair each step.
+    steps: GrowBuffer<GpuPairStep>,
+    /// The statics of the step's new pairs, uploaded.
+    new_statics: GrowBuffer<GpuPairStatic>,
+    /// Every slot's pair statics, kept on the device (as large as the pair table).
+    statics: GrowBuffer<GpuPairStatic>,
     params: wgpu::Buffer,
     records: [GrowBuffer<GpuRecord>; 2],
     entries: GrowBuffer<GpuEntryHit>,
@@ -222,6 +231,14 @@ impl GpuNarrowPhase {
         };
         let bufs = StepBuffers {
             pairs: GrowBuffer::new(device, "rtcd:buffer:pairs", usage, 256),
+            steps: GrowBuffer::new(device, "rtcd:buffer:pair_steps", usage, 256),
+            new_statics: GrowBuffer::new(device, "rtcd:buffer:pair_statics_new", usage, 64),
+            statics: GrowBuffer::new(
+                device,
+                "rtcd:buffer:pair_statics",
+                usage,
+                options.initial_pair_capacity.max(1) as u64,
+            ),
             params: uniform("rtcd:buffer:params", std::mem::size_of::<GpuParams>() as u64),
             records: [
                 GrowBuffer::new(device, "rtcd:buffer:records_a", usage, 4096),
@@ -599,7 +616,8 @@ impl GpuNarrowPhase {
 
         // Lay out the flattened ray list: each pair's tracer is decided here from the host mirror.
         let base = self.params;
-        let mut gpu_pairs = Vec::with_capacity(valid.len());
+        let mut gpu_steps = Vec::with_capacity(valid.len());
+        let mut new_statics = Vec::new();
         let mut jobs = Vec::with_capacity(valid.len());
         let mut entries = 0u64;
         for &i in &valid {
@@ -643,15 +661,6 @@ impl GpuNarrowPhase {
             let pos21 = p.pos12.inverse();
             let r0 = vertex_candidate_region(p.mesh1, p.mesh2, &pos21, &params);
             let r1 = vertex_candidate_region(p.mesh2, p.mesh1, &p.pos12, &params);
-            let open = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
-            let (reach1, reach2) = (
-                reach_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
-                reach_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
-            );
-            let (behind1, behind2) = (
-                solid_behind_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
-                solid_behind_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
-            );
             if standard {
                 let m = self.table.mirror_mut(a.slot);
                 m.reference = Some(p.pos12);
@@ -667,7 +676,35 @@ impl GpuNarrowPhase {
                 m.witness = witness;
             }
             metrics.new_pairs += a.new as usize;
-            gpu_pairs.push(GpuPair {
+            // What the pair keeps while it holds its slot: uploaded when it is new there.
+            if a.new {
+                let open = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
+                let (reach1, reach2) = (
+                    reach_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
+                    reach_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
+                );
+                let (behind1, behind2) = (
+                    solid_behind_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
+                    solid_behind_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
+                );
+                new_statics.push(GpuPairStatic {
+                    reach_a_min: vec4(reach1.min, 0.0),
+                    reach_a_max: vec4(reach1.max, 0.0),
+                    reach_b_min: vec4(reach2.min, 0.0),
+                    reach_b_max: vec4(reach2.max, 0.0),
+                    behind_a_min: vec4(behind1.min, 0.0),
+                    behind_a_max: vec4(behind1.max, 0.0),
+                    behind_b_min: vec4(behind2.min, 0.0),
+                    behind_b_max: vec4(behind2.max, 0.0),
+                    // Rays into a closed mesh take the closed reach per pair (`closed_reach_into`).
+                    mesh_a: closed_reach_ref(m1, p.mesh1, &params),
+                    mesh_b: closed_reach_ref(m2, p.mesh2, &params),
+                    culling_dist: params.culling_dist,
+                    max_it: params.max_it,
+                    ..Default::default()
+                });
+            }
+            gpu_steps.push(GpuPairStep {
                 pose12_q: quat4(p.pos12.rotation),
                 pose12_t: vec4(p.pos12.translation, 0.0),
                 pose21_q: quat4(pos21.rotation),
@@ -676,24 +713,12 @@ impl GpuNarrowPhase {
                 region_a_max: vec4(r0.max, 0.0),
                 region_b_min: vec4(r1.min, 0.0),
                 region_b_max: vec4(r1.max, 0.0),
-                reach_a_min: vec4(reach1.min, 0.0),
-                reach_a_max: vec4(reach1.max, 0.0),
-                reach_b_min: vec4(reach2.min, 0.0),
-                reach_b_max: vec4(reach2.max, 0.0),
-                behind_a_min: vec4(behind1.min, 0.0),
-                behind_a_max: vec4(behind1.max, 0.0),
-                behind_b_min: vec4(behind2.min, 0.0),
-                behind_b_max: vec4(behind2.max, 0.0),
-                // Rays into a closed mesh take the closed reach per pair (`closed_reach_into`).
-                mesh_a: closed_reach_ref(m1, p.mesh1, &params),
-                mesh_b: closed_reach_ref(m2, p.mesh2, &params),
                 slot: a.slot,
                 flags: if standard { PAIR_STANDARD } else { 0 } | if a.new { PAIR_NEW } else { 0 },
                 entry_offset: entries as u32,
                 entries_a: e0,
                 entries_b: e1,
-                culling_dist: params.culling_dist,
-                max_it: params.max_it,
+                static_index: if a.new { new_statics.len() as u32 - 1 } else { 0 },
                 ..Default::default()
             });
             jobs.push(Job {
@@ -737,10 +762,15 @@ impl GpuNarrowPhase {
         }
 
         let e = entries as u32;
-        let p_count = gpu_pairs.len() as u32;
+        let p_count = gpu_steps.len() as u32;
         let next = 1 - self.cur;
         let b = &mut self.bufs;
         b.pairs.reserve(&dev, &mut *encoder, p_count as u64, 0).map_err(too_large)?;
+        b.steps.reserve(&dev, &mut *encoder, p_count as u64, 0).map_err(too_large)?;
+        b.new_statics.reserve(&dev, &mut *encoder, new_statics.len() as u64, 0).map_err(too_large)?;
+        // The kept statics grow with the table, their content kept (new slots are written this step).
+        let kept = b.statics.capacity();
+        b.statics.reserve(&dev, &mut *encoder, self.table.capacity() as u64, kept).map_err(too_large)?;
         b.entries.reserve(&dev, &mut *encoder, e as u64, 0).map_err(too_large)?;
         // Outputs (next records, contacts) are sized from the last step's count; `finish` grows them
         // and compacts again in the rare step that finds more.
@@ -751,7 +781,8 @@ impl GpuNarrowPhase {
         // Scan levels: e + 1 elements (the last is 0, so the scan ends with the total).
         let levels = scan::levels(e + 1).map_err(too_large)?;
         upload += b.scan_levels.prepare(&dev, &self.queue, &mut *encoder, &levels).map_err(too_large)?;
-        upload += b.pairs.write(&self.queue, 0, &gpu_pairs);
+        upload += b.steps.write(&self.queue, 0, &gpu_steps);
+        upload += b.new_statics.write(&self.queue, 0, &new_statics);
         let gpu_params = GpuParams {
             prediction: base.prediction as u32,
             reprojection: base.reprojection as u32,
@@ -791,6 +822,20 @@ impl GpuNarrowPhase {
         };
         let pairs_b = b.pairs.binding();
         let params_b = b.params.as_entire_binding();
+        {
+            let pipe = k.get(Kernel::PairAssemble);
+            let bg = pipe.bind_group(
+                &dev,
+                &[
+                    (3, pairs_b.clone()),
+                    (4, params_b.clone()),
+                    (12, b.steps.binding()),
+                    (13, b.new_statics.binding()),
+                    (14, b.statics.binding()),
+                ],
+            );
+            pass(&mut *encoder, pipe, &bg, grid(p_count));
+        }
         {
             let pipe = k.get(Kernel::PairBegin);
             let bg = pipe.bind_group(

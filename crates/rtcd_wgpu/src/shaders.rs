@@ -25,6 +25,8 @@ pub const MODULES: &[(&str, &str)] = &[
 /// The compute kernels, one per file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
+    /// `pair_assemble.wgsl`: the step's pairs from their uploaded step records and kept statics.
+    PairAssemble,
     /// `pair_begin.wgsl`: resets new slots, stores reference poses.
     PairBegin,
     /// `trace_standard.wgsl` with the brute-force tracer.
@@ -47,7 +49,8 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 9] = [
+    pub const ALL: [Kernel; 10] = [
+        Kernel::PairAssemble,
         Kernel::PairBegin,
         Kernel::TraceStandardBrute,
         Kernel::TraceStandardBvh,
@@ -62,6 +65,9 @@ impl Kernel {
     /// File name and source.
     pub fn source(self) -> (&'static str, &'static str) {
         match self {
+            Kernel::PairAssemble => {
+                ("pair_assemble.wgsl", include_str!("../../../shaders/pair_assemble.wgsl"))
+            }
             Kernel::PairBegin => ("pair_begin.wgsl", include_str!("../../../shaders/pair_begin.wgsl")),
             Kernel::TraceStandardBrute | Kernel::TraceStandardBvh => {
                 ("trace_standard.wgsl", include_str!("../../../shaders/trace_standard.wgsl"))
@@ -98,6 +104,7 @@ impl Kernel {
     /// A short label (`"rtcd:kernel:trace_standard_bvh"`).
     pub fn label(self) -> &'static str {
         match self {
+            Kernel::PairAssemble => "rtcd:kernel:pair_assemble",
             Kernel::PairBegin => "rtcd:kernel:pair_begin",
             Kernel::TraceStandardBrute => "rtcd:kernel:trace_standard_brute",
             Kernel::TraceStandardBvh => "rtcd:kernel:trace_standard_bvh",

@@ -9,7 +9,7 @@ use glam::Vec3;
 use rtcd::{NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, shapes};
 use rtcd_wgpu::{
     GpuNarrowPhase,
-    gpu_types::{GpuContactOut, GpuPair, GpuTriangle, GpuVertex},
+    gpu_types::{GpuContactOut, GpuPairStatic, GpuPairStep, GpuTriangle, GpuVertex},
 };
 
 #[test]
@@ -44,10 +44,11 @@ fn steps_report_host_time_wait_and_bytes() {
             "step {step}: {host:?} + {wait:?} vs {:?}",
             m.time
         );
-        // At least the pair, and on the first step both meshes.
-        assert!(m.upload_bytes >= size_of::<GpuPair>() as u64, "step {step}: {}", m.upload_bytes);
+        // At least the pair's step record, and on the first step both meshes and its statics.
+        assert!(m.upload_bytes >= size_of::<GpuPairStep>() as u64, "step {step}: {}", m.upload_bytes);
         if step == 0 {
-            assert!(m.upload_bytes >= mesh_bytes(&blob) + mesh_bytes(&ground), "{}", m.upload_bytes);
+            let first = mesh_bytes(&blob) + mesh_bytes(&ground) + size_of::<GpuPairStatic>() as u64;
+            assert!(m.upload_bytes >= first, "{}", m.upload_bytes);
         }
         uploads.push(m.upload_bytes);
         // The contacts come back, and more (the counters; a first guess of the contacts' count).
@@ -60,6 +61,7 @@ fn steps_report_host_time_wait_and_bytes() {
         let c = cpu.step(&[pair], &StepOptions::default()).metrics;
         assert_eq!((c.host_time, c.device_wait, c.upload_bytes, c.readback_bytes), (None, None, 0, 0));
     }
-    // The meshes are uploaded once: later steps send the pair and the step's constants only.
+    // The meshes and the pair's statics are uploaded once: later steps send the pair's step record
+    // and the step's constants only.
     assert!(uploads[1..].iter().all(|&u| u == uploads[1] && u < uploads[0]), "{uploads:?}");
 }

@@ -33,6 +33,8 @@ fn rust_mirrors_match_wgsl_sizes() {
     check("BvhNode", size_of::<GpuBvhNode>(), align_of::<GpuBvhNode>());
     check("MeshRef", size_of::<GpuMeshRef>(), align_of::<GpuMeshRef>());
     check("Pair", size_of::<GpuPair>(), align_of::<GpuPair>());
+    check("PairStep", size_of::<GpuPairStep>(), align_of::<GpuPairStep>());
+    check("PairStatic", size_of::<GpuPairStatic>(), align_of::<GpuPairStatic>());
     check("Slot", size_of::<GpuSlot>(), align_of::<GpuSlot>());
     check("Record", size_of::<GpuRecord>(), align_of::<GpuRecord>());
     check("EntryHit", size_of::<GpuEntryHit>(), align_of::<GpuEntryHit>());
