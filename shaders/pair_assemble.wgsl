@@ -24,12 +24,5 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     } else {
         st = statics[s.slot];
     }
-    pairs[p] = Pair(
-        s.pose12_q, s.pose12_t, s.pose21_q, s.pose21_t,
-        s.region_a_min, s.region_a_max, s.region_b_min, s.region_b_max,
-        st.reach_a_min, st.reach_a_max, st.reach_b_min, st.reach_b_max,
-        st.behind_a_min, st.behind_a_max, st.behind_b_min, st.behind_b_max,
-        st.mesh_a, st.mesh_b,
-        s.slot, s.flags, s.entry_offset, s.entries_a, s.entries_b, st.culling_dist, st.max_it, 0u,
-    );
+    pairs[p] = Pair(s, st);
 }

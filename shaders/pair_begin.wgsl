@@ -13,13 +13,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         return;
     }
     let pair = pairs[p];
-    var slot = slots[pair.slot];
-    if ((pair.flags & PAIR_NEW) != 0u) {
+    var slot = slots[pair.step.slot];
+    if ((pair.step.flags & PAIR_NEW) != 0u) {
         slot = Slot(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), 0u, 0u, 0u, 0u);
     }
-    if ((pair.flags & PAIR_STANDARD) != 0u) {
-        slot.ref_q = pair.pose12_q;
-        slot.ref_t = vec4<f32>(pair.pose12_t.xyz, 1.0);
+    if ((pair.step.flags & PAIR_STANDARD) != 0u) {
+        slot.ref_q = pair.step.pose12_q;
+        slot.ref_t = vec4<f32>(pair.step.pose12_t.xyz, 1.0);
     }
-    slots[pair.slot] = slot;
+    slots[pair.step.slot] = slot;
 }

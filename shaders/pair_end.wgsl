@@ -14,11 +14,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         return;
     }
     let pair = pairs[p];
-    let a = offsets[pair.entry_offset];
-    let b = offsets[pair.entry_offset + pair.entries_a];
-    let c = offsets[pair.entry_offset + pair.entries_a + pair.entries_b];
-    slots[pair.slot].rec_offset_a = a;
-    slots[pair.slot].rec_count_a = b - a;
-    slots[pair.slot].rec_offset_b = b;
-    slots[pair.slot].rec_count_b = c - b;
+    let a = offsets[pair.step.entry_offset];
+    let b = offsets[pair.step.entry_offset + pair.step.entries_a];
+    let c = offsets[pair.step.entry_offset + pair.step.entries_a + pair.step.entries_b];
+    slots[pair.step.slot].rec_offset_a = a;
+    slots[pair.step.slot].rec_count_a = b - a;
+    slots[pair.step.slot].rec_offset_b = b;
+    slots[pair.step.slot].rec_count_b = c - b;
 }

@@ -21,7 +21,7 @@ fn find_pair(entry: u32) -> u32 {
     var hi = params.pair_count - 1u;
     while (lo < hi) {
         let mid = (lo + hi + 1u) / 2u;
-        if (pairs[mid].entry_offset <= entry) {
+        if (pairs[mid].step.entry_offset <= entry) {
             lo = mid;
         } else {
             hi = mid - 1u;
@@ -32,37 +32,37 @@ fn find_pair(entry: u32) -> u32 {
 
 fn entry_ref(entry: u32) -> EntryRef {
     let p = find_pair(entry);
-    let local = entry - pairs[p].entry_offset;
-    if (local < pairs[p].entries_a) {
+    let local = entry - pairs[p].step.entry_offset;
+    if (local < pairs[p].step.entries_a) {
         return EntryRef(p, 0u, local);
     }
-    return EntryRef(p, 1u, local - pairs[p].entries_a);
+    return EntryRef(p, 1u, local - pairs[p].step.entries_a);
 }
 
 // Mesh casting the rays of direction `dir`, and the mesh they hit.
 fn from_mesh(pair: Pair, dir: u32) -> MeshRef {
     if (dir == 0u) {
-        return pair.mesh_a;
+        return pair.statics.mesh_a;
     }
-    return pair.mesh_b;
+    return pair.statics.mesh_b;
 }
 
 fn to_mesh(pair: Pair, dir: u32) -> MeshRef {
     if (dir == 0u) {
-        return pair.mesh_b;
+        return pair.statics.mesh_b;
     }
-    return pair.mesh_a;
+    return pair.statics.mesh_a;
 }
 
 // The hit mesh's MeshRef.solid_behind bits for a ray of direction `dir` from `o` (in the hit mesh's
 // frame): without REACH_SOLID_BEHIND outside the mesh's solid-behind box, where the vertex is not
 // behind its surface and keeps its exit distance (rtcd::detect::solid_at).
 fn reach_flags(pair: Pair, dir: u32, to: MeshRef, o: vec3<f32>) -> u32 {
-    var lo = pair.behind_b_min.xyz;
-    var hi = pair.behind_b_max.xyz;
+    var lo = pair.statics.behind_b_min.xyz;
+    var hi = pair.statics.behind_b_max.xyz;
     if (dir == 1u) {
-        lo = pair.behind_a_min.xyz;
-        hi = pair.behind_a_max.xyz;
+        lo = pair.statics.behind_a_min.xyz;
+        hi = pair.statics.behind_a_max.xyz;
     }
     if (all(o >= lo) && all(o <= hi)) {
         return to.solid_behind;
@@ -72,9 +72,9 @@ fn reach_flags(pair: Pair, dir: u32, to: MeshRef, o: vec3<f32>) -> u32 {
 
 // Rotation and translation mapping the casting mesh's frame into the hit mesh's frame.
 fn from_to_q(pair: Pair, dir: u32) -> vec4<f32> {
-    return select(pair.pose12_q, pair.pose21_q, dir == 0u);
+    return select(pair.step.pose12_q, pair.step.pose21_q, dir == 0u);
 }
 
 fn from_to_t(pair: Pair, dir: u32) -> vec4<f32> {
-    return select(pair.pose12_t, pair.pose21_t, dir == 0u);
+    return select(pair.step.pose12_t, pair.step.pose21_t, dir == 0u);
 }

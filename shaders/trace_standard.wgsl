@@ -78,14 +78,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (i < params.entry_count) {
         let e = entry_ref(i);
         let pair = pairs[e.pair];
-        if ((pair.flags & PAIR_STANDARD) != 0u) {
+        if ((pair.step.flags & PAIR_STANDARD) != 0u) {
             let src = from_mesh(pair, e.dir);
             let v = vertex_of(src, e.index);
-            var region_min = pair.region_a_min;
-            var region_max = pair.region_a_max;
+            var region_min = pair.step.region_a_min;
+            var region_max = pair.step.region_a_max;
             if (e.dir == 1u) {
-                region_min = pair.region_b_min;
-                region_max = pair.region_b_max;
+                region_min = pair.step.region_b_min;
+                region_max = pair.step.region_b_max;
             }
             var out = EntryHit(NONE, 0.0, OUTCOME_NONE | (RAY_STANDARD << 2u) | (e.dir << 4u), e.index);
             if (is_candidate(v.p.xyz, region_min, region_max)) {
@@ -93,11 +93,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                 let o = transform_point(q, from_to_t(pair, e.dir), v.p.xyz);
                 // The reach box of the hit mesh (rtcd::detect::reach_box): outside it a ray leaves
                 // no record, and is not traced.
-                var reach_min = pair.reach_b_min;
-                var reach_max = pair.reach_b_max;
+                var reach_min = pair.statics.reach_b_min;
+                var reach_max = pair.statics.reach_b_max;
                 if (e.dir == 1u) {
-                    reach_min = pair.reach_a_min;
-                    reach_max = pair.reach_a_max;
+                    reach_min = pair.statics.reach_a_min;
+                    reach_max = pair.statics.reach_a_max;
                 }
                 let to = to_mesh(pair, e.dir);
                 if (is_candidate(o, reach_min, reach_max) && to.cuboid != 0u) {
@@ -105,13 +105,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                     atomicAdd(&traced, 1u);
                     let d = quat_rotate(q, -v.n.xyz);
                     let f = box_vertex_face(box_half_extents(to), o, d, v.p.w);
-                    let outcome = box_outcome(f.distance, dot(d, f.normal), params.prediction != 0u, pair.culling_dist);
+                    let outcome = box_outcome(f.distance, dot(d, f.normal), params.prediction != 0u, pair.statics.culling_dist);
                     out = EntryHit(f.triangle, -f.distance, outcome | (RAY_STANDARD << 2u) | (e.dir << 4u), e.index);
                 } else if (is_candidate(o, reach_min, reach_max)) {
                     atomicAdd(&traced, 1u);
                     let d = quat_rotate(q, -v.n.xyz);
-                    let back = select(0.0, pair.culling_dist, params.prediction != 0u);
-                    let limit = ray_limit(v.p.w, v.n.w, pair.culling_dist, reach_flags(pair, e.dir, to, o));
+                    let back = select(0.0, pair.statics.culling_dist, params.prediction != 0u);
+                    let limit = ray_limit(v.p.w, v.n.w, pair.statics.culling_dist, reach_flags(pair, e.dir, to, o));
                     let hits = standard_trace(to, o, d, back, v.p.w, limit);
                     var outcome = OUTCOME_REJECTED;
                     var tri = hits.fwd_tri;
@@ -119,7 +119,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                     if (hits.fwd_tri != NONE && contact_valid(d, triangle_normal(to, hits.fwd_tri), hits.fwd_t, limit)
                         && nearer_way_out(to, o, d, hits.fwd_t, v.p.w)) {
                         outcome = OUTCOME_CONTACT;
-                    } else if (hits.back_tri != NONE && prediction_valid(d, triangle_normal(to, hits.back_tri), -hits.back_t, pair.culling_dist)) {
+                    } else if (hits.back_tri != NONE && prediction_valid(d, triangle_normal(to, hits.back_tri), -hits.back_t, pair.statics.culling_dist)) {
                         outcome = OUTCOME_PREDICTION;
                         tri = hits.back_tri;
                         t = -hits.back_t;

@@ -97,8 +97,8 @@ struct MeshRef {
 const REACH_SOLID_BEHIND: u32 = 1u;
 const REACH_CLOSED: u32 = 2u;
 
-// One pair of one step (assembled on the device from its PairStep and PairStatic).
-struct Pair {
+// What the host uploads of a pair each step.
+struct PairStep {
     // Shape 2's pose in shape 1's frame (quaternion xyzw, translation xyz).
     pose12_q: vec4<f32>,
     pose12_t: vec4<f32>,
@@ -110,6 +110,24 @@ struct Pair {
     region_a_max: vec4<f32>,
     region_b_min: vec4<f32>,
     region_b_max: vec4<f32>,
+    // Pair-table slot holding this pair's state.
+    slot: u32,
+    // PAIR_STANDARD, PAIR_NEW.
+    flags: u32,
+    // First entry of this pair in the flattened ray list, and entries per direction (standard: vertex
+    // counts; iterative: record counts).
+    entry_offset: u32,
+    entries_a: u32,
+    entries_b: u32,
+    // With PAIR_NEW: the pair's PairStatic in the step's list of new ones.
+    static_index: u32,
+    pad_a: u32,
+    pad_b: u32,
+}
+
+// What a pair keeps for as long as it holds its slot (its meshes and lengths decide it): uploaded
+// once, when the pair is new in its slot, and kept on the device by slot.
+struct PairStatic {
     // Reach boxes (rtcd::detect::reach_box): shape 1's in its frame (direction 1's rays start in it or
     // are skipped), shape 2's in its frame (direction 0's); ±f32::MAX for an open mesh.
     reach_a_min: vec4<f32>,
@@ -125,61 +143,18 @@ struct Pair {
     behind_b_max: vec4<f32>,
     mesh_a: MeshRef,
     mesh_b: MeshRef,
-    // Pair-table slot holding this pair's state.
-    slot: u32,
-    // PAIR_STANDARD, PAIR_NEW.
-    flags: u32,
-    // First entry of this pair in the flattened ray list, and entries per direction (standard: vertex
-    // counts; iterative: record counts).
-    entry_offset: u32,
-    entries_a: u32,
-    entries_b: u32,
     // The pair's culling_dist (2014 Eq. 1) and max_it (2013 Eq. 1): each pair has its own lengths.
     culling_dist: f32,
     max_it: u32,
-    pad_c: u32,
-}
-
-// What the host uploads of a pair each step: its poses, candidate regions and ray layout. The
-// kernel pair_assemble.wgsl makes the step's Pair of it and of the pair's PairStatic.
-struct PairStep {
-    pose12_q: vec4<f32>,
-    pose12_t: vec4<f32>,
-    pose21_q: vec4<f32>,
-    pose21_t: vec4<f32>,
-    region_a_min: vec4<f32>,
-    region_a_max: vec4<f32>,
-    region_b_min: vec4<f32>,
-    region_b_max: vec4<f32>,
-    slot: u32,
-    // PAIR_STANDARD, PAIR_NEW.
-    flags: u32,
-    entry_offset: u32,
-    entries_a: u32,
-    entries_b: u32,
-    // With PAIR_NEW: the pair's PairStatic in the step's list of new ones.
-    static_index: u32,
     pad_a: u32,
     pad_b: u32,
 }
 
-// What a pair keeps for as long as it holds its slot (its meshes and lengths decide it): uploaded
-// once, when the pair is new in its slot, and kept on the device by slot.
-struct PairStatic {
-    reach_a_min: vec4<f32>,
-    reach_a_max: vec4<f32>,
-    reach_b_min: vec4<f32>,
-    reach_b_max: vec4<f32>,
-    behind_a_min: vec4<f32>,
-    behind_a_max: vec4<f32>,
-    behind_b_min: vec4<f32>,
-    behind_b_max: vec4<f32>,
-    mesh_a: MeshRef,
-    mesh_b: MeshRef,
-    culling_dist: f32,
-    max_it: u32,
-    pad_a: u32,
-    pad_b: u32,
+// One pair of one step: its step record and its statics, put together on the device
+// (pair_assemble.wgsl).
+struct Pair {
+    step: PairStep,
+    statics: PairStatic,
 }
 
 // A pair-table slot: the state kept between steps.

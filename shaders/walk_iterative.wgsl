@@ -34,8 +34,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (i < params.entry_count) {
         let e = entry_ref(i);
         let pair = pairs[e.pair];
-        if ((pair.flags & PAIR_STANDARD) == 0u) {
-            let slot = slots[pair.slot];
+        if ((pair.step.flags & PAIR_STANDARD) == 0u) {
+            let slot = slots[pair.step.slot];
             let rec = prev_records[select(slot.rec_offset_b, slot.rec_offset_a, e.dir == 0u) + e.index];
             let predictive = (rec.triangle & RECORD_PREDICTION) != 0u;
             let start = rec.triangle & ~RECORD_PREDICTION;
@@ -54,23 +54,23 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                 // A box: the exact contact of one of its faces again, no walk.
                 let d = quat_rotate(q, -v.n.xyz);
                 let f = box_vertex_face(box_half_extents(to), o, d, v.p.w);
-                let outcome = box_outcome(f.distance, dot(d, f.normal), params.prediction != 0u, pair.culling_dist);
+                let outcome = box_outcome(f.distance, dot(d, f.normal), params.prediction != 0u, pair.statics.culling_dist);
                 if (outcome == OUTCOME_CONTACT) {
                     atomicAdd(&wg_hits, 1u);
                 }
                 entries[i] = EntryHit(f.triangle, -f.distance, outcome | (kind << 2u) | (e.dir << 4u), rec.vertex);
             } else {
                 let d = quat_rotate(q, -v.n.xyz);
-                let w = walk(to, o, d, start, pair.max_it);
+                let w = walk(to, o, d, start, pair.statics.max_it);
                 atomicAdd(&wg_steps, w.steps);
                 var outcome = OUTCOME_REJECTED;
                 if (w.outcome == WALK_HIT || w.outcome == WALK_BEHIND) {
                     let n_tri = triangle_of(to, w.triangle).n.xyz;
-                    let limit = ray_limit(v.p.w, v.n.w, pair.culling_dist, reach_flags(pair, e.dir, to, o));
+                    let limit = ray_limit(v.p.w, v.n.w, pair.statics.culling_dist, reach_flags(pair, e.dir, to, o));
                     if (w.outcome == WALK_HIT && contact_valid(d, n_tri, w.t, limit)) {
                         outcome = OUTCOME_CONTACT;
                         atomicAdd(&wg_hits, 1u);
-                    } else if (w.outcome == WALK_BEHIND && params.prediction != 0u && prediction_valid(d, n_tri, w.t, pair.culling_dist)) {
+                    } else if (w.outcome == WALK_BEHIND && params.prediction != 0u && prediction_valid(d, n_tri, w.t, pair.statics.culling_dist)) {
                         outcome = OUTCOME_PREDICTION;
                     }
                 }

@@ -64,11 +64,10 @@ pub const MESH_REACH_SOLID_BEHIND: u32 = 1;
 /// ([`rtcd::detect::nearer_way_out`]).
 pub const MESH_REACH_CLOSED: u32 = 2;
 
-/// `Pair`: one pair of one step, assembled on the device (`pair_assemble.wgsl`) from its
-/// [`GpuPairStep`] and [`GpuPairStatic`].
+/// `PairStep`: what the host uploads of a pair each step.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuPair {
+pub struct GpuPairStep {
     /// Shape 2's rotation in shape 1's frame (xyzw).
     pub pose12_q: [f32; 4],
     /// Shape 2's translation in shape 1's frame.
@@ -82,69 +81,6 @@ pub struct GpuPair {
     /// See `region_a_min`.
     pub region_a_max: [f32; 4],
     /// Candidate region of shape 2's vertices (shape 2's frame).
-    pub region_b_min: [f32; 4],
-    /// See `region_b_min`.
-    pub region_b_max: [f32; 4],
-    /// Reach box of shape 1's mesh (its frame; `rtcd::detect::reach_box`): direction 1's rays start
-    /// in it or are skipped. ±`f32::MAX` (no skip) where it has none (an open mesh that is not
-    /// solid behind).
-    pub reach_a_min: [f32; 4],
-    /// See `reach_a_min`.
-    pub reach_a_max: [f32; 4],
-    /// Reach box of shape 2's mesh (its frame): direction 0's rays start in it or are skipped.
-    pub reach_b_min: [f32; 4],
-    /// See `reach_b_min`.
-    pub reach_b_max: [f32; 4],
-    /// Solid-behind box of shape 1's mesh (its frame; `rtcd::detect::solid_behind_box`): direction
-    /// 1's rays from in it take the solid reach. ±`f32::MAX` where the mesh is not solid behind.
-    pub behind_a_min: [f32; 4],
-    /// See `behind_a_min`.
-    pub behind_a_max: [f32; 4],
-    /// Solid-behind box of shape 2's mesh (its frame): direction 0's rays from in it take the solid
-    /// reach.
-    pub behind_b_min: [f32; 4],
-    /// See `behind_b_min`.
-    pub behind_b_max: [f32; 4],
-    /// Shape 1's mesh.
-    pub mesh_a: GpuMeshRef,
-    /// Shape 2's mesh.
-    pub mesh_b: GpuMeshRef,
-    /// Pair-table slot.
-    pub slot: u32,
-    /// `PAIR_STANDARD | PAIR_NEW`.
-    pub flags: u32,
-    /// First entry in the flattened ray list.
-    pub entry_offset: u32,
-    /// Entries of direction 0.
-    pub entries_a: u32,
-    /// Entries of direction 1.
-    pub entries_b: u32,
-    /// The pair's `culling_dist` (2014 Eq. 1; [`rtcd::RtcdParams::for_pair`]).
-    pub culling_dist: f32,
-    /// The pair's `max_it` (2013 Eq. 1).
-    pub max_it: u32,
-    /// Padding.
-    pub _pad_c: u32,
-}
-
-/// `PairStep`: what the host uploads of a pair each step (the kernel `pair_assemble` makes the
-/// step's [`GpuPair`] of it and of the pair's [`GpuPairStatic`]).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuPairStep {
-    /// As [`GpuPair::pose12_q`].
-    pub pose12_q: [f32; 4],
-    /// As [`GpuPair::pose12_t`].
-    pub pose12_t: [f32; 4],
-    /// As [`GpuPair::pose21_q`].
-    pub pose21_q: [f32; 4],
-    /// As [`GpuPair::pose21_t`].
-    pub pose21_t: [f32; 4],
-    /// As [`GpuPair::region_a_min`].
-    pub region_a_min: [f32; 4],
-    /// See `region_a_min`.
-    pub region_a_max: [f32; 4],
-    /// As [`GpuPair::region_b_min`].
     pub region_b_min: [f32; 4],
     /// See `region_b_min`.
     pub region_b_max: [f32; 4],
@@ -171,19 +107,23 @@ pub struct GpuPairStep {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuPairStatic {
-    /// As [`GpuPair::reach_a_min`].
+    /// Reach box of shape 1's mesh (its frame; `rtcd::detect::reach_box`): direction 1's rays start
+    /// in it or are skipped. ±`f32::MAX` (no skip) where it has none (an open mesh that is not
+    /// solid behind).
     pub reach_a_min: [f32; 4],
     /// See `reach_a_min`.
     pub reach_a_max: [f32; 4],
-    /// As [`GpuPair::reach_b_min`].
+    /// Reach box of shape 2's mesh (its frame): direction 0's rays start in it or are skipped.
     pub reach_b_min: [f32; 4],
     /// See `reach_b_min`.
     pub reach_b_max: [f32; 4],
-    /// As [`GpuPair::behind_a_min`].
+    /// Solid-behind box of shape 1's mesh (its frame; `rtcd::detect::solid_behind_box`): direction
+    /// 1's rays from in it take the solid reach. ±`f32::MAX` where the mesh is not solid behind.
     pub behind_a_min: [f32; 4],
     /// See `behind_a_min`.
     pub behind_a_max: [f32; 4],
-    /// As [`GpuPair::behind_b_min`].
+    /// Solid-behind box of shape 2's mesh (its frame): direction 0's rays from in it take the solid
+    /// reach.
     pub behind_b_min: [f32; 4],
     /// See `behind_b_min`.
     pub behind_b_max: [f32; 4],
@@ -191,14 +131,25 @@ pub struct GpuPairStatic {
     pub mesh_a: GpuMeshRef,
     /// Shape 2's mesh.
     pub mesh_b: GpuMeshRef,
-    /// As [`GpuPair::culling_dist`].
+    /// The pair's `culling_dist` (2014 Eq. 1; [`rtcd::RtcdParams::for_pair`]).
     pub culling_dist: f32,
-    /// As [`GpuPair::max_it`].
+    /// The pair's `max_it` (2013 Eq. 1).
     pub max_it: u32,
     /// Padding.
     pub _pad_a: u32,
     /// Padding.
     pub _pad_b: u32,
+}
+
+/// `Pair`: one pair of one step, its step record and its statics, put together on the device
+/// (`pair_assemble.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuPair {
+    /// What the host uploaded this step.
+    pub step: GpuPairStep,
+    /// What the pair keeps while it holds its slot.
+    pub statics: GpuPairStatic,
 }
 
 /// `Pair.flags`: traced with the standard tracer this step.
@@ -274,7 +225,7 @@ const _: () = assert!(ENTRY_RECORD_ONLY < 1 << CONTACT_KIND_BITS);
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuParams {
-    /// Padding (the pairs carry their lengths: [`GpuPair::culling_dist`], [`GpuPair::max_it`]).
+    /// Padding (the pairs carry their lengths: [`GpuPairStatic::culling_dist`], [`GpuPairStatic::max_it`]).
     pub _pad_c: u32,
     /// Padding.
     pub _pad_d: u32,
