@@ -2,7 +2,7 @@
 # The GPU backend's figures on a machine with an NVIDIA GPU, from prebuilt release binaries: no
 # network and no Rust toolchain needed (scripts/pack_device_bench.sh builds and packs them).
 #   bash scripts/gpu_device_bench.sh [--bin-dir DIR | --bundle FILE.tar.gz] [--out DIR] [--quick]
-#                                    [--gpu-steps N] [--allow-software] [--no-pipelined]
+#                                    [--gpu-steps N] [--variants LIST] [--allow-software] [--no-pipelined]
 #                                    [--bench-timeout S] [--headless-timeout S]
 #
 #   --bin-dir DIR       the binaries: DIR/rtcd_bench or DIR/bin/rtcd_bench, and the headless example
@@ -15,6 +15,9 @@
 #   --quick             rtcd_bench --quick (reduced scenes), the example with 64 bodies for 120 ticks
 #                       (for a software adapter: checking this script without a GPU)
 #   --gpu-steps N       passed to rtcd_bench (GPU rows on the first N steps only)
+#   --variants LIST     passed to rtcd_bench (default iterative-bvh: the default variant and the
+#                       iterative variants without predictions, edge or motion rays); the host-cost
+#                       figures need only iterative-bvh/pred, about half the time
 #   --allow-software    accept a software adapter (lavapipe, llvmpipe): without it a run on one is a
 #                       fall-back to the CPU, and fails
 #   --no-pipelined      skip the example's pipelined GPU run (render world)
@@ -39,6 +42,7 @@ bundle=""
 out="./device_bench_out"
 quick=0
 gpu_steps=""
+variants="iterative-bvh"
 allow_software=0
 pipelined=1
 bench_timeout=""
@@ -51,11 +55,12 @@ while [[ $# -gt 0 ]]; do
         --out) [[ $# -ge 2 ]] || die "$1 needs a value"; out="$2"; shift 2 ;;
         --quick) quick=1; shift ;;
         --gpu-steps) [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || die "$1 needs a number"; gpu_steps="$2"; shift 2 ;;
+        --variants) [[ $# -ge 2 ]] || die "$1 needs a list"; variants="$2"; shift 2 ;;
         --allow-software) allow_software=1; shift ;;
         --no-pipelined) pipelined=0; shift ;;
         --bench-timeout) [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || die "$1 needs seconds"; bench_timeout="$2"; shift 2 ;;
         --headless-timeout) [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || die "$1 needs seconds"; headless_timeout="$2"; shift 2 ;;
-        -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
         *) die "unknown argument $1 (--help lists them)" ;;
     esac
 done
@@ -120,7 +125,7 @@ say "Vulkan: loader from ${LD_LIBRARY_PATH:-the system}; ICD ${VK_DRIVER_FILES:-
 is_software() { grep -qiE 'llvmpipe|lavapipe|swiftshader|softpipe|\(Cpu,' <<<"$1"; }
 
 # 1. rtcd_bench, scenes 1 and 2: the GPU backend beside the CPU backend.
-args=(--gpu on --json --scene 1,2 --variants iterative-bvh --compare none --no-errors
+args=(--gpu on --json --scene 1,2 --variants "$variants" --compare none --no-errors
     --measure-stride 20 --assets "$assets" --out "$work/rtcd_bench")
 [[ $quick -eq 1 ]] && args+=(--quick)
 [[ -n "$gpu_steps" ]] && args+=(--gpu-steps "$gpu_steps")
