@@ -240,6 +240,47 @@ pub struct Stats {
     max_lost: usize,
     /// Bodies whose collider is not ray traced (fallback or failed), at the last tick.
     not_ray_traced: usize,
+    /// Pipelined mode: what the main world got from the render world.
+    pipe: PipeFigures,
+}
+
+/// Pipelined mode, summed over the run (and over the last [`PRINT_EVERY`] ticks): how late the
+/// results were, and how the dispatcher served the pairs from them.
+#[derive(Clone, Copy, Debug, Default)]
+struct PipeFigures {
+    ticks: u64,
+    latency_sum: u64,
+    latency_max: u32,
+    refreshed: u64,
+    misses: u64,
+    miss_ms: f64,
+    dropped: u64,
+}
+
+impl PipeFigures {
+    fn add(&mut self, latency: u32, refreshed: u64, misses: u64, miss_ms: f64, dropped: u64) {
+        self.ticks += 1;
+        self.latency_sum += u64::from(latency);
+        self.latency_max = self.latency_max.max(latency);
+        self.refreshed += refreshed;
+        self.misses += misses;
+        self.miss_ms += miss_ms;
+        self.dropped = dropped;
+    }
+
+    fn describe(&self) -> String {
+        let n = self.ticks.max(1) as f64;
+        format!(
+            "results {:.1} ticks late on average (at most {}); a tick: {:.0} pairs refreshed from older \
+             results, {:.1} computed on the spot on the CPU ({:.2} ms); {} batches dropped",
+            self.latency_sum as f64 / n,
+            self.latency_max,
+            self.refreshed as f64 / n,
+            self.misses as f64 / n,
+            self.miss_ms / n,
+            self.dropped,
+        )
+    }
 }
 
 /// Measures every fixed tick.
@@ -278,9 +319,19 @@ fn measure_tick(
     mut stats: ResMut<Stats>,
     ground: Res<MeasurePlugin>,
     diagnostics: Res<RtcdDiagnostics>,
+    narrow: Res<RtcdNarrowPhase>,
     bodies: Query<(&Transform, Option<&RtcdColliderState>), With<RigidBody>>,
     rapier: Query<&RapierRigidBodySet, With<DefaultRapierContext>>,
+    mut window: Local<PipeFigures>,
 ) {
+    let pipelined = diagnostics.backend.starts_with("gpu pipelined");
+    if pipelined {
+        let cache = narrow.metrics().cache;
+        let miss_ms = cache.miss_time.as_secs_f64() * 1e3;
+        let d = &diagnostics;
+        stats.pipe.add(d.latency_ticks, cache.refreshed, cache.misses, miss_ms, d.dropped_batches);
+        window.add(d.latency_ticks, cache.refreshed, cache.misses, miss_ms, d.dropped_batches);
+    }
     let mut f = TickFigures {
         narrow_phase_ms: diagnostics.narrow_phase_time.as_secs_f64() * 1e3,
         tick_ms: stats.tick_start.take().map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3),
@@ -354,6 +405,10 @@ fn measure_tick(
             f.outside_walls,
             f.kinetic_energy,
         );
+        if pipelined {
+            println!("           pipelined: {}", window.describe());
+        }
+        *window = PipeFigures::default();
     }
 }
 
@@ -416,6 +471,7 @@ impl Stats {
             run.as_secs_f64(),
         );
         if backend.starts_with("gpu pipelined") {
+            s.push_str(&format!("\npipelined: {}", self.pipe.describe()));
             s.push_str("\nnote: pipelined, the narrow-phase time is the GPU step's (a tick or more ahead) plus the main world's work");
         }
         for f in self.failures() {
