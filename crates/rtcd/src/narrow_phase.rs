@@ -328,7 +328,16 @@ impl NarrowPhase {
     /// A narrow phase with these parameters (checked with [`RtcdParams::validate`]).
     pub fn new(params: RtcdParams) -> Result<Self, ParamsError> {
         params.validate()?;
-        Ok(Self {
+        Ok(Self::with_valid(params))
+    }
+
+    /// A new narrow phase, no pair state, with this one's parameters (already validated).
+    pub fn fresh(&self) -> Self {
+        Self::with_valid(self.params)
+    }
+
+    fn with_valid(params: RtcdParams) -> Self {
+        Self {
             params,
             index: FxHashMap::default(),
             slots: Vec::new(),
@@ -339,7 +348,7 @@ impl NarrowPhase {
             last_held: 0,
             free: Vec::new(),
             results: Results::default(),
-        })
+        }
     }
 
     /// The parameters.

@@ -295,8 +295,17 @@ struct Inner {
     step_dt: AtomicU32,
     recycle_distance: AtomicU32,
     counters: Counters,
-    exact: Mutex<NarrowPhase>,
+    exact: Mutex<ExactPool>,
     grounds: GroundMeshes,
+}
+
+/// The on-the-spot CPU narrow phases ([`MissPolicy::Exact`]): Rapier's dispatcher runs on many
+/// threads, so each miss takes an idle narrow phase (or makes one with the pool's parameters) and
+/// gives it back, instead of queueing behind one lock.
+struct ExactPool {
+    /// Never lent: new ones are made from it ([`NarrowPhase::fresh`]), with its parameters.
+    model: NarrowPhase,
+    idle: Vec<NarrowPhase>,
 }
 
 /// The cache shared by the driver and the dispatcher. Cloning shares it (`Arc` inside); it is
@@ -348,7 +357,7 @@ impl ContactCache {
                 step_dt: AtomicU32::new(rapier.dt.to_bits()),
                 recycle_distance: AtomicU32::new(0.0f32.to_bits()),
                 counters: Counters::default(),
-                exact: Mutex::new(exact),
+                exact: Mutex::new(ExactPool { idle: vec![exact.fresh()], model: exact }),
                 grounds,
             }),
         })
@@ -393,7 +402,11 @@ impl ContactCache {
 
     /// Sets the parameters of the on-the-spot narrow phase (e.g. when the driver's change).
     pub fn set_params(&self, params: RtcdParams) -> Result<(), ParamsError> {
-        self.inner.exact.lock().unwrap_or_else(|e| e.into_inner()).set_params(params)
+        let mut pool = self.inner.exact.lock().unwrap_or_else(|e| e.into_inner());
+        pool.model.set_params(params)?;
+        // Those lent out take them when they come back.
+        pool.idle.clear();
+        Ok(())
     }
 
     /// The box meshes of cuboid colliders.
@@ -583,9 +596,21 @@ impl ContactCache {
             .map(|(_, p)| p.clone())
     }
 
-    /// Runs `f` on the on-the-spot CPU narrow phase (locked).
+    /// Runs `f` on an on-the-spot CPU narrow phase of its own (taken from the pool, given back
+    /// after).
     pub(crate) fn with_exact<R>(&self, f: impl FnOnce(&mut NarrowPhase) -> R) -> R {
-        f(&mut self.inner.exact.lock().unwrap_or_else(|e| e.into_inner()))
+        let lock = || self.inner.exact.lock().unwrap_or_else(|e| e.into_inner());
+        let mut np = {
+            let mut pool = lock();
+            pool.idle.pop().unwrap_or_else(|| pool.model.fresh())
+        };
+        let out = f(&mut np);
+        let mut pool = lock();
+        // One lent out while the parameters changed is dropped.
+        if np.params() == pool.model.params() {
+            pool.idle.push(np);
+        }
+        out
     }
 }
 

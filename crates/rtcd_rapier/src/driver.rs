@@ -37,13 +37,19 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::{
     broad_phase::CachedSweep,
     cache::{CacheKey, CacheSettings, CachedPair, ContactCache, MissPolicy, SWAPPED, UPDATED, USED},
-    convert::to_rtcd,
+    convert::{displacement, to_rtcd},
     dispatcher::RtcdDispatcher,
     ground::{GroundMeshes, cuboid_key},
     metrics::RtcdMetrics,
     reduction::Reducer,
     shape::RtcdShape,
 };
+
+/// With [`DriverSettings::lookahead_steps`] above 1, each step the results arrive late may see the
+/// pair move this many times its motion of the last step ...
+const LATE_MOTION_SLACK: f32 = 2.0;
+/// ... plus this share of its prediction (a pair at rest that starts to move).
+const LATE_REST_SHARE: f32 = 0.25;
 
 /// Settings of the batch pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -60,10 +66,13 @@ pub struct DriverSettings {
     pub record_rays: bool,
     /// The step's `IntegrationParameters::dt` (for soft CCD's enlarged prediction).
     pub dt: f32,
-    /// How many steps ahead the batch's speculative contacts reach for bodies with soft CCD: 1 when
-    /// the results are used by the step they were prepared for; more when they arrive late
-    /// (pipelined GPU mode), so contacts of fast bodies that closed in meanwhile are there to be
-    /// refreshed.
+    /// How many steps ahead the batch's speculative contacts reach: 1 when the results are used by
+    /// the step they were prepared for; more when they arrive late (pipelined GPU mode). Then each
+    /// pair's prediction grows by its own motion of the last step (IRTCD 2013 Eq. 2's bound, from
+    /// the step's relative poses, twice over, plus a quarter of its prediction) times
+    /// `lookahead_steps - 1`, and bodies with soft CCD reach
+    /// `lookahead_steps` sweeps ahead, so that contacts that closed in meanwhile are there to be
+    /// refreshed ([`MissPolicy::RefreshDepths`]) instead of computed on the spot.
     pub lookahead_steps: f32,
 }
 
@@ -671,6 +680,11 @@ impl RtcdDriver {
             0.5 * (prediction + m.max(0.0))
         };
         let dt = self.settings.dt.max(0.0) * self.settings.lookahead_steps.max(1.0);
+        let lookahead_lead = if self.settings.lookahead_steps.is_finite() {
+            (self.settings.lookahead_steps - 1.0).max(0.0)
+        } else {
+            0.0
+        };
         self.boxes.clear();
         let mut grow_sum = 0.0f64;
         self.boxes.extend(self.entries.iter().map(|e| {
@@ -726,6 +740,16 @@ impl RtcdDriver {
                 prediction.max(dt * (e1.soft_linvel - e2.soft_linvel).length())
             } else {
                 prediction
+            };
+            let (pos12, previous12) = (e1.pose.inv_mul(&e2.pose), e1.before.inv_mul(&e2.before));
+            // Late results: the pair's own motion of the last step, continued over the steps until
+            // they are used (the cache refreshes them only while the pair moved less than their
+            // prediction exceeds Rapier's), with slack for a pair that speeds up or starts moving.
+            let lead = |mesh2: &RtcdMesh| {
+                let radii = [e1.mesh.max_radius(), mesh2.max_radius()];
+                let d = displacement(&previous12, &pos12, radii);
+                let d = if d.is_finite() { d } else { 0.0 };
+                lookahead_lead * (LATE_MOTION_SLACK * d + LATE_REST_SHARE * base)
             };
             let pair_prediction = base + e1.skin + e2.skin;
             batch_prediction = batch_prediction.max(pair_prediction);
@@ -788,9 +812,13 @@ impl RtcdDriver {
                 mesh1: e1.mesh.clone(),
                 mesh2: e2.mesh.clone(),
                 pose1: e1.pose,
-                pos12: e1.pose.inv_mul(&e2.pose),
-                previous12: e1.before.inv_mul(&e2.before),
-                prediction: pair_prediction,
+                pos12,
+                previous12,
+                prediction: if lookahead_lead > 0.0 {
+                    pair_prediction + lead(&e2.mesh)
+                } else {
+                    pair_prediction
+                },
                 hold,
                 pose2: e2.pose,
                 skins: e1.skin + e2.skin,
@@ -805,6 +833,11 @@ impl RtcdDriver {
                     let id1 = e1.instance.unwrap_or_default();
                     pairs.extend(chunks.iter().enumerate().map(|(n, &c)| BatchPair {
                         key: PairKey::new(e1.key, chunk_key(e2.key, c)),
+                        prediction: if lookahead_lead > 0.0 {
+                            pair_prediction + lead(&level.chunks()[c as usize])
+                        } else {
+                            pair_prediction
+                        },
                         mesh2: level.chunks()[c as usize].clone(),
                         level: true,
                         cache_key: CacheKey::level(id1, *level_key, c),

@@ -171,6 +171,66 @@ fn pairs_the_batch_did_not_see_are_computed_on_the_spot() {
     assert!(min_dist(&pair.manifolds) < -0.009, "the on-the-spot contacts see the moved body");
 }
 
+/// Results used a step later than the step they were prepared for (pipelined mode): with
+/// `lookahead_steps`, each pair's prediction grows by its own motion of the last step, so a body
+/// still moving as it did is refreshed, not computed on the spot; without it, it is computed.
+#[test]
+fn late_results_reach_as_far_as_the_pair_moves() {
+    let mesh = asset("blob_900");
+    let ground = SharedShape::cuboid(5.0, 0.5, 5.0);
+    let ground_pose = Pose::from_translation(Vector::new(0.0, -0.5, 0.0));
+    let rot = Rotation::from_rotation_x(0.3);
+    let y = -lowest_vertex(&mesh, &Pose::from_rotation(rot)) + 0.005;
+    // 3 mm a step downwards, and a slow spin: the next step's pose.
+    let (v, w, dt) = (Vector::new(0.0, -0.18, 0.0), Vector::new(0.0, 0.3, 0.0), 1.0 / 60.0);
+    let next = Pose::from_parts(Vector::new(0.0, y, 0.0) + v * dt, Rotation::from_scaled_axis(w * dt) * rot);
+    let mut counts = Vec::new();
+    for lookahead in [1.0, 3.0] {
+        let mut d = driver();
+        d.set_miss_policy(MissPolicy::RefreshDepths);
+        let mut ds = d.settings();
+        ds.lookahead_steps = lookahead;
+        d.set_settings(ds);
+        let mut bodies = RigidBodySet::new();
+        let mut colliders = ColliderSet::new();
+        colliders.insert(ColliderBuilder::new(ground.clone()).position(ground_pose));
+        let body = bodies.insert(
+            RigidBodyBuilder::dynamic()
+                .pose(Pose::from_parts(Vector::new(0.0, y, 0.0), rot))
+                .linvel(v)
+                .angvel(w),
+        );
+        let blob = colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut bodies);
+        d.detect(&bodies, &colliders, 0.02);
+        // A step later, moved on as before: the cached results are a step old.
+        let pos12 = next.inv_mul(&ground_pose);
+        let (mut manifolds, mut ws) = (Manifolds::new(), None);
+        d.cache().reset_counters();
+        d.dispatcher()
+            .contact_manifolds(
+                &pos12,
+                &*colliders[blob].shared_shape().clone(),
+                &*ground,
+                0.02,
+                &mut manifolds,
+                &mut ws,
+            )
+            .unwrap();
+        let c = d.cache().counters();
+        counts.push((c.misses, c.refreshed));
+        if lookahead > 1.0 {
+            // The refreshed depths are those of the current pose: the lowest vertex's height.
+            let lowest = lowest_vertex(&mesh, &next);
+            assert!(
+                (min_dist(&manifolds) - lowest).abs() < 1e-3,
+                "refreshed depth {} vs the lowest vertex at {lowest}",
+                min_dist(&manifolds)
+            );
+        }
+    }
+    assert_eq!(counts, [(1, 0), (0, 1)], "(misses, refreshed) without and with the lookahead");
+}
+
 #[test]
 fn refresh_depths_reuses_older_results() {
     let mesh = asset("blob_900");
