@@ -23,8 +23,8 @@ use std::{
 use glam::Vec3;
 use rayon::prelude::*;
 use rtcd::{
-    BackendError, ContactCandidate, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind, RayRecord,
-    RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
+    BackendError, ContactCandidate, NarrowPhaseBackend, PairInput, PairKey, PairOutput, Pose, RayKind,
+    RayRecord, RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     aabb::Aabb,
     contact::{RayContact, ReduceScratch, reduce_manifolds_with, reproject},
     detect::{
@@ -42,7 +42,7 @@ use crate::{
     gpu_types::*,
     kernels::{Kernels, Pipeline, grid, untimed_pass},
     mesh_store::{HostMesh, MeshStore},
-    pair_table::{HostEdgeState, PairTable, SlotMirror},
+    pair_table::{HostEdgeState, PairTable, SlotAssignment, SlotMirror},
     readback::MapReceiver,
     scan::{self, ScanBuffers},
     shaders::Kernel,
@@ -615,15 +615,13 @@ impl GpuNarrowPhase {
         metrics.freed_pairs = self.table.retain(&present);
 
         // Lay out the flattened ray list: each pair's tracer is decided here from the host mirror.
+        // First, one pair after another, the meshes' places and the pairs' slots (both mutate the
+        // stores); then, in parallel, each pair's plan from its own inputs and mirror (keys are
+        // unique, so are slots); then, in order, the mirrors' updates and the step's records.
         let base = self.params;
-        let mut gpu_steps = Vec::with_capacity(valid.len());
-        let mut new_statics = Vec::new();
-        let mut jobs = Vec::with_capacity(valid.len());
-        let mut entries = 0u64;
+        let mut slotted = Vec::with_capacity(valid.len());
         for &i in &valid {
             let p = &pairs[i];
-            // Each pair with its own lengths, as on the CPU.
-            let params = base.for_pair(p.mesh1, p.mesh2);
             let (m1, h1) =
                 self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh1).map_err(too_large)?;
             let (m2, h2) =
@@ -632,78 +630,42 @@ impl GpuNarrowPhase {
                 .table
                 .assign(&dev, &mut *encoder, p.key, (p.mesh1.id(), p.mesh2.id()))
                 .map_err(too_large)?;
-            let mirror = *self.table.mirror(a.slot);
-            let (radius1, radius2) = (p.mesh1.max_radius(), p.mesh2.max_radius());
-            let standard = a.new
-                || !params.iterative
-                || opts.force_standard
-                || needs_standard_trace(
-                    mirror.trace_reference().as_ref(),
-                    &p.pos12,
-                    radius1,
-                    radius2,
-                    &params,
-                );
-            // As on the CPU: a pair without records whose meshes are out of the rays' reach gets a
-            // standard step without rays (its records stay empty).
-            let recordless = a.new || (mirror.rec_counts == [0, 0] && mirror.edge_counts == [0, 0]);
-            let mut witness = mirror.witness;
-            let (bound, separated) =
-                separation_before_trace(p, standard, recordless, &params, opts, &mut witness);
-            metrics.separated_pairs += usize::from(separated);
-            let (e0, e1) = if separated {
-                (0, 0)
-            } else if standard {
-                (m1.vertex_count, m2.vertex_count)
-            } else {
-                (mirror.rec_counts[0], mirror.rec_counts[1])
-            };
-            let pos21 = p.pos12.inverse();
-            let r0 = vertex_candidate_region(p.mesh1, p.mesh2, &pos21, &params);
-            let r1 = vertex_candidate_region(p.mesh2, p.mesh1, &p.pos12, &params);
-            if standard {
+            slotted.push(Slotted {
+                input_index: i,
+                meshes: [m1, m2],
+                handles: [h1, h2],
+                a,
+                mirror: *self.table.mirror(a.slot),
+            });
+        }
+        let plans: Vec<Plan> = slotted
+            .par_iter()
+            .with_min_len(32)
+            .map(|s| plan_pair(&pairs[s.input_index], s, &base, opts))
+            .collect();
+        let mut gpu_steps = Vec::with_capacity(valid.len());
+        let mut new_statics = Vec::new();
+        let mut jobs = Vec::with_capacity(valid.len());
+        let mut entries = 0u64;
+        for (s, plan) in slotted.iter().zip(plans) {
+            let p = &pairs[s.input_index];
+            let a = s.a;
+            metrics.separated_pairs += usize::from(plan.separated);
+            if let Some(separation) = plan.separation {
                 let m = self.table.mirror_mut(a.slot);
                 m.reference = Some(p.pos12);
-                // Only read for record-less pairs of the iterative algorithm (see
-                // `needs_standard_trace`); the record counts are known after the step.
-                m.separation = if params.iterative {
-                    bound.unwrap_or_else(|| {
-                        separation_for_reach_from(p.mesh1, p.mesh2, &p.pos12, &params, &mut witness)
-                    })
-                } else {
-                    0.0
-                };
-                m.witness = witness;
+                m.separation = separation;
+                m.witness = plan.witness;
             }
             metrics.new_pairs += a.new as usize;
-            // What the pair keeps while it holds its slot: uploaded when it is new there.
-            if a.new {
-                let open = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
-                let (reach1, reach2) = (
-                    reach_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
-                    reach_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
-                );
-                let (behind1, behind2) = (
-                    solid_behind_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
-                    solid_behind_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
-                );
-                new_statics.push(GpuPairStatic {
-                    reach_a_min: vec4(reach1.min, 0.0),
-                    reach_a_max: vec4(reach1.max, 0.0),
-                    reach_b_min: vec4(reach2.min, 0.0),
-                    reach_b_max: vec4(reach2.max, 0.0),
-                    behind_a_min: vec4(behind1.min, 0.0),
-                    behind_a_max: vec4(behind1.max, 0.0),
-                    behind_b_min: vec4(behind2.min, 0.0),
-                    behind_b_max: vec4(behind2.max, 0.0),
-                    // Rays into a closed mesh take the closed reach per pair (`closed_reach_into`).
-                    mesh_a: closed_reach_ref(m1, p.mesh1, &params),
-                    mesh_b: closed_reach_ref(m2, p.mesh2, &params),
-                    culling_dist: params.culling_dist,
-                    max_it: params.max_it,
-                    ..Default::default()
-                });
-            }
+            let static_index = match plan.statics {
+                Some(st) => {
+                    new_statics.push(st);
+                    new_statics.len() as u32 - 1
+                }
+                None => 0,
+            };
+            let (pos21, [r0, r1], [e0, e1]) = (plan.pos21, plan.regions, plan.entries);
             gpu_steps.push(GpuPairStep {
                 pose12_q: quat4(p.pos12.rotation),
                 pose12_t: vec4(p.pos12.translation, 0.0),
@@ -714,20 +676,20 @@ impl GpuNarrowPhase {
                 region_b_min: vec4(r1.min, 0.0),
                 region_b_max: vec4(r1.max, 0.0),
                 slot: a.slot,
-                flags: if standard { PAIR_STANDARD } else { 0 } | if a.new { PAIR_NEW } else { 0 },
+                flags: if plan.standard { PAIR_STANDARD } else { 0 } | if a.new { PAIR_NEW } else { 0 },
                 entry_offset: entries as u32,
                 entries_a: e0,
                 entries_b: e1,
-                static_index: if a.new { new_statics.len() as u32 - 1 } else { 0 },
+                static_index,
                 ..Default::default()
             });
             jobs.push(Job {
-                input_index: i,
+                input_index: s.input_index,
                 pos12: p.pos12,
-                meshes: [h1, h2],
+                meshes: s.handles,
                 slot: a.slot,
-                standard,
-                separated,
+                standard: plan.standard,
+                separated: plan.separated,
                 edge_contacts: Vec::new(),
                 edge_metrics: StepMetrics::default(),
                 motion_contacts: Vec::new(),
@@ -1189,6 +1151,105 @@ impl GpuNarrowPhase {
 
 type PairParsed =
     (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, [Vec<RayRecord>; 2]);
+
+/// A valid pair of a step with its meshes' places on the device and its slot.
+struct Slotted {
+    input_index: usize,
+    meshes: [GpuMeshRef; 2],
+    handles: [u32; 2],
+    a: SlotAssignment,
+    /// The slot's host mirror before this step.
+    mirror: SlotMirror,
+}
+
+/// What the host decides for a pair before its rays run ([`plan_pair`]).
+struct Plan {
+    standard: bool,
+    separated: bool,
+    /// Vertex rays of each mesh (all its vertices for a standard trace, its records otherwise).
+    entries: [u32; 2],
+    pos21: Pose,
+    /// Each mesh's vertex candidate region.
+    regions: [Aabb; 2],
+    /// A standard trace's new reference: the separation bound its mirror keeps (`Some`), and the
+    /// witness features.
+    separation: Option<f32>,
+    witness: [u32; 2],
+    /// The pair's statics, when it is new in its slot.
+    statics: Option<GpuPairStatic>,
+}
+
+/// A pair's plan for the step, from its inputs and its slot's mirror alone (run in parallel over
+/// the pairs): the tracer (IRTCD 2013 Eq. 2 from the mirror's reference), the separation test of
+/// record-less pairs, the vertex candidate regions, and for a pair new in its slot its reach and
+/// solid-behind boxes. The same decisions as the CPU backend's.
+fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) -> Plan {
+    // Each pair with its own lengths, as on the CPU.
+    let params = base.for_pair(p.mesh1, p.mesh2);
+    let (a, mirror) = (s.a, &s.mirror);
+    let (radius1, radius2) = (p.mesh1.max_radius(), p.mesh2.max_radius());
+    let standard = a.new
+        || !params.iterative
+        || opts.force_standard
+        || needs_standard_trace(mirror.trace_reference().as_ref(), &p.pos12, radius1, radius2, &params);
+    // As on the CPU: a pair without records whose meshes are out of the rays' reach gets a
+    // standard step without rays (its records stay empty).
+    let recordless = a.new || (mirror.rec_counts == [0, 0] && mirror.edge_counts == [0, 0]);
+    let mut witness = mirror.witness;
+    let (bound, separated) = separation_before_trace(p, standard, recordless, &params, opts, &mut witness);
+    let entries = if separated {
+        [0, 0]
+    } else if standard {
+        [s.meshes[0].vertex_count, s.meshes[1].vertex_count]
+    } else {
+        mirror.rec_counts
+    };
+    let pos21 = p.pos12.inverse();
+    let regions = [
+        vertex_candidate_region(p.mesh1, p.mesh2, &pos21, &params),
+        vertex_candidate_region(p.mesh2, p.mesh1, &p.pos12, &params),
+    ];
+    // Only read for record-less pairs of the iterative algorithm (see `needs_standard_trace`); the
+    // record counts are known after the step.
+    let separation = standard.then(|| {
+        if params.iterative {
+            bound.unwrap_or_else(|| {
+                separation_for_reach_from(p.mesh1, p.mesh2, &p.pos12, &params, &mut witness)
+            })
+        } else {
+            0.0
+        }
+    });
+    // What the pair keeps while it holds its slot: uploaded when it is new there.
+    let statics = a.new.then(|| {
+        let open = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
+        let (reach1, reach2) = (
+            reach_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
+            reach_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
+        );
+        let (behind1, behind2) = (
+            solid_behind_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
+            solid_behind_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
+        );
+        GpuPairStatic {
+            reach_a_min: vec4(reach1.min, 0.0),
+            reach_a_max: vec4(reach1.max, 0.0),
+            reach_b_min: vec4(reach2.min, 0.0),
+            reach_b_max: vec4(reach2.max, 0.0),
+            behind_a_min: vec4(behind1.min, 0.0),
+            behind_a_max: vec4(behind1.max, 0.0),
+            behind_b_min: vec4(behind2.min, 0.0),
+            behind_b_max: vec4(behind2.max, 0.0),
+            // Rays into a closed mesh take the closed reach per pair (`closed_reach_into`).
+            mesh_a: closed_reach_ref(s.meshes[0], p.mesh1, &params),
+            mesh_b: closed_reach_ref(s.meshes[1], p.mesh2, &params),
+            culling_dist: params.culling_dist,
+            max_it: params.max_it,
+            ..Default::default()
+        }
+    });
+    Plan { standard, separated, entries, pos21, regions, separation, witness, statics }
+}
 
 /// `r`, where `mesh` lives, marked [`MESH_REACH_CLOSED`] when the other mesh's vertex rays into it
 /// take the closed reach in a pair of `params` ([`closed_reach_into`]).

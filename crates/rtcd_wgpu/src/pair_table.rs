@@ -62,6 +62,7 @@ pub(crate) struct PairTable {
 }
 
 /// A pair's slot this step.
+#[derive(Clone, Copy)]
 pub(crate) struct SlotAssignment {
     pub slot: u32,
     /// First step of this pair in this slot (reset on the GPU).
