@@ -1130,10 +1130,11 @@ impl GpuNarrowPhase {
                 },
             )
             .collect::<Result<_, _>>()?;
+        let mut old_records = Vec::with_capacity(jobs.len());
         for (job, (manifolds, rays, kept, m, records)) in jobs.iter().zip(results) {
             metrics.add(&m);
             self.table.mirror_mut(job.slot).rec_counts = records.each_ref().map(|r| r.len() as u32);
-            self.table.set_vertex_records(job.slot, records);
+            old_records.push(self.table.replace_vertex_records(job.slot, records));
             let o = &mut outputs[job.input_index];
             o.mode = if job.standard { StepMode::Standard } else { StepMode::Iterative };
             o.manifolds = manifolds;
@@ -1141,6 +1142,8 @@ impl GpuNarrowPhase {
             o.contacts = kept;
             o.moving = job.edge_metrics.motion_rays > 0;
         }
+        // Last step's records are freed off this thread.
+        rayon::spawn(move || drop(old_records));
         metrics.time = start.elapsed();
         metrics.host_time = Some(submit_host + collect_start.elapsed().saturating_sub(waited));
         metrics.device_wait = Some(waited);

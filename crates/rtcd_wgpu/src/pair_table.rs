@@ -119,9 +119,9 @@ impl PairTable {
         self.edges[slot as usize] = state;
     }
 
-    /// Sets the vertex records a slot's next edge rays start from.
-    pub fn set_vertex_records(&mut self, slot: u32, records: [Vec<RayRecord>; 2]) {
-        self.edges[slot as usize].vertex_records = records;
+    /// Sets the vertex records a slot's next edge rays start from; returns the last ones.
+    pub fn replace_vertex_records(&mut self, slot: u32, records: [Vec<RayRecord>; 2]) -> [Vec<RayRecord>; 2] {
+        std::mem::replace(&mut self.edges[slot as usize].vertex_records, records)
     }
 
     /// Frees every pair not in `present`; returns how many were freed.
