@@ -178,7 +178,7 @@ for mode in "${modes[@]}"; do
     timeout "$headless_timeout" "$example" "${ex_args[@]}" --backend "$mode" >"$log" 2>&1
     rc=$?
     awk '/^== falling_objects:/ {on=1} on; /^wall time:/ {on=0}' "$log" | tee -a "$summary"
-    grep -E '^(FAILED|note):' "$log" | tee -a "$summary"
+    grep -E '^(FAILED|note|pipelined):' "$log" | tee -a "$summary"
     say "falling_objects --backend $mode: exit $rc after $((SECONDS - start)) s"
     [[ $rc -eq 124 ]] && fail "falling_objects --backend $mode ran past ${headless_timeout} s"
     [[ $rc -ne 0 && $rc -ne 124 ]] && { fail "falling_objects --backend $mode exited $rc"; tail -n 15 "$log" | tee -a "$summary"; }
