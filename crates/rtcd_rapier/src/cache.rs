@@ -108,8 +108,8 @@ pub struct CachedPair {
 /// What the dispatcher does for a pair of ours that has no cached result at the current pose.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum MissPolicy {
-    /// Compute the pair on the spot with a CPU [`NarrowPhase`] (behind a mutex; standard trace),
-    /// counted in [`CacheCounters::misses`]. The results are exact for the current pose. For the
+    /// Compute the pair on the spot with a CPU [`NarrowPhase`] (one of a pool, so that parallel
+    /// calls do not wait on each other; standard trace), counted in [`CacheCounters::misses`]. The results are exact for the current pose. For the
     /// synchronous mode, where the batch ran on this step's poses and misses are rare (a pair Rapier's
     /// broad phase found and ours did not, a body moved by the user after the batch).
     #[default]
@@ -117,7 +117,8 @@ pub enum MissPolicy {
     /// Reuse the cached results nearest to the current pose (within
     /// [`CacheSettings::refresh_max_displacement`]) and recompute each point's `dist` from the current
     /// `pos12`, keeping points and normals in their body frames; counted in
-    /// [`CacheCounters::refreshed`]. For the pipelined GPU mode, where the results are one tick old.
+    /// [`CacheCounters::refreshed`]. For the pipelined GPU mode, where the results are a tick or two
+    /// old.
     /// Pairs with nothing near enough are computed as with [`MissPolicy::Exact`].
     RefreshDepths,
 }
