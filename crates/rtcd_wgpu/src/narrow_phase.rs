@@ -42,7 +42,7 @@ use crate::{
     gpu_types::*,
     kernels::{Kernels, Pipeline, grid, untimed_pass},
     mesh_store::{HostMesh, MeshStore},
-    pair_table::{HostEdgeState, PairTable, SlotAssignment, SlotMirror},
+    pair_table::{PairTable, SlotAssignment, SlotMirror},
     readback::MapReceiver,
     scan::{self, ScanBuffers},
     shaders::Kernel,
@@ -123,6 +123,8 @@ struct Job {
     motion_contacts: Vec<ContactCandidate>,
     /// Their tunnel contacts' summed normals (what `pair_motion_contacts` returns).
     approach: Vec3,
+    /// The slot's crossing edges and tunnels per direction after the edge rays, for its mirror.
+    edge_counts: [u32; 2],
 }
 
 struct Pending {
@@ -694,6 +696,7 @@ impl GpuNarrowPhase {
                 edge_metrics: StepMetrics::default(),
                 motion_contacts: Vec::new(),
                 approach: Vec3::ZERO,
+                edge_counts: [0, 0],
             });
             entries += e0 as u64 + e1 as u64;
             if entries >= u32::MAX as u64 / 2 {
@@ -934,24 +937,23 @@ impl GpuNarrowPhase {
     /// With them the motion rays (`rtcd::detect::pair_motion_contacts`), from the poses alone.
     fn trace_edges(&mut self, pairs: &[PairInput], jobs: &mut [Job], speculative: f32) {
         let base = self.params;
-        let mut states: Vec<HostEdgeState> = jobs.iter().map(|j| self.table.take_edges(j.slot)).collect();
-        jobs.par_iter_mut().zip(states.par_iter_mut()).with_min_len(8).for_each_init(
-            Vec::new,
-            |edges, (job, st)| {
-                let p = &pairs[job.input_index];
-                let params = base.for_pair(p.mesh1, p.mesh2);
-                job.approach = pair_motion_contacts(
-                    p,
-                    &params,
-                    speculative,
-                    &mut st.tunnels,
-                    &mut job.edge_metrics,
-                    &mut job.motion_contacts,
-                );
-                if job.separated {
-                    st.edge_records.iter_mut().for_each(Vec::clear);
-                    return;
-                }
+        let table = &self.table;
+        jobs.par_iter_mut().with_min_len(8).for_each_init(Vec::new, |edges, job| {
+            let p = &pairs[job.input_index];
+            let params = base.for_pair(p.mesh1, p.mesh2);
+            let mut guard = table.edges(job.slot);
+            let st = &mut *guard;
+            job.approach = pair_motion_contacts(
+                p,
+                &params,
+                speculative,
+                &mut st.tunnels,
+                &mut job.edge_metrics,
+                &mut job.motion_contacts,
+            );
+            if job.separated {
+                st.edge_records.iter_mut().for_each(Vec::clear);
+            } else {
                 let records = [st.vertex_records[0].as_slice(), st.vertex_records[1].as_slice()];
                 pair_edge_contacts(
                     p,
@@ -964,10 +966,11 @@ impl GpuNarrowPhase {
                     &mut job.edge_metrics,
                     &mut job.edge_contacts,
                 );
-            },
-        );
-        for (job, st) in jobs.iter().zip(states) {
-            self.table.put_edges(job.slot, st);
+            }
+            job.edge_counts = [0, 1].map(|d| (st.edge_records[d].len() + st.tunnels[d].len()) as u32);
+        });
+        for job in jobs.iter() {
+            self.table.mirror_mut(job.slot).edge_counts = job.edge_counts;
         }
     }
 
@@ -1118,23 +1121,26 @@ impl GpuNarrowPhase {
             return Err(BackendError::Readback("contacts out of pair order".into()));
         }
         let params = self.params;
-        let meshes = &self.meshes;
-        let results: Vec<PairParsed> = ranges
+        let (meshes, table) = (&self.meshes, &self.table);
+        let results: Vec<PairParsed<[u32; 2]>> = ranges
             .par_iter()
             .zip(jobs.par_iter())
             .map_init(
                 || (ReduceScratch::default(), Vec::new()),
                 |(scratch, candidates), (&(s, e), job)| {
                     let m = job.meshes.map(|h| meshes.host(h));
-                    parse_pair(&contacts[s..e], job, m, &params, &opts, scratch, candidates)
+                    let (manifolds, rays, kept, metrics, records) =
+                        parse_pair(&contacts[s..e], job, m, &params, &opts, scratch, candidates)?;
+                    // The records the slot's next edge rays start from (last step's freed here).
+                    let counts = records.each_ref().map(|r| r.len() as u32);
+                    table.edges(job.slot).vertex_records = records;
+                    Ok((manifolds, rays, kept, metrics, counts))
                 },
             )
-            .collect::<Result<_, _>>()?;
-        let mut old_records = Vec::with_capacity(jobs.len());
-        for (job, (manifolds, rays, kept, m, records)) in jobs.iter().zip(results) {
+            .collect::<Result<_, BackendError>>()?;
+        for (job, (manifolds, rays, kept, m, counts)) in jobs.iter().zip(results) {
             metrics.add(&m);
-            self.table.mirror_mut(job.slot).rec_counts = records.each_ref().map(|r| r.len() as u32);
-            old_records.push(self.table.replace_vertex_records(job.slot, records));
+            self.table.mirror_mut(job.slot).rec_counts = counts;
             let o = &mut outputs[job.input_index];
             o.mode = if job.standard { StepMode::Standard } else { StepMode::Iterative };
             o.manifolds = manifolds;
@@ -1142,8 +1148,6 @@ impl GpuNarrowPhase {
             o.contacts = kept;
             o.moving = job.edge_metrics.motion_rays > 0;
         }
-        // Last step's records are freed off this thread.
-        rayon::spawn(move || drop(old_records));
         metrics.time = start.elapsed();
         metrics.host_time = Some(submit_host + collect_start.elapsed().saturating_sub(waited));
         metrics.device_wait = Some(waited);
@@ -1152,8 +1156,9 @@ impl GpuNarrowPhase {
     }
 }
 
-type PairParsed =
-    (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, [Vec<RayRecord>; 2]);
+/// A pair's step from its contacts read back ([`parse_pair`]): manifolds, ray debug, kept contacts,
+/// figures, and each direction's vertex records for the next step.
+type PairParsed<R> = (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, R);
 
 /// A valid pair of a step with its meshes' places on the device and its slot.
 struct Slotted {
@@ -1327,7 +1332,7 @@ fn parse_pair(
     opts: &StepOptions,
     scratch: &mut ReduceScratch,
     candidates: &mut Vec<ContactCandidate>,
-) -> Result<PairParsed, BackendError> {
+) -> Result<PairParsed<[Vec<RayRecord>; 2]>, BackendError> {
     let mut m = StepMetrics::default();
     let mut records: [Vec<RayRecord>; 2] = Default::default();
     let mut rays = Vec::new();

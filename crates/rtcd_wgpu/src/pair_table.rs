@@ -6,6 +6,8 @@
 //! The slot buffer grows by doubling with a device-side copy, so growth never drops state, and a
 //! persisting pair keeps its slot. The edge rays' state ([`HostEdgeState`]) lives on the host.
 
+use std::sync::{Mutex, MutexGuard};
+
 use rtcd::{PairKey, Pose, RayRecord, detect::TraceReference};
 use rustc_hash::FxHashMap;
 
@@ -57,7 +59,8 @@ pub(crate) struct PairTable {
     slots: FxHashMap<PairKey, u32>,
     free: Vec<u32>,
     mirror: Vec<SlotMirror>,
-    edges: Vec<HostEdgeState>,
+    /// By slot; each behind its own lock, so that the step's pairs work on theirs in parallel.
+    edges: Vec<Mutex<HostEdgeState>>,
     pub buffer: GrowBuffer<GpuSlot>,
 }
 
@@ -76,7 +79,7 @@ impl PairTable {
             slots: FxHashMap::default(),
             free: (0..capacity).rev().collect(),
             mirror: vec![SlotMirror::default(); capacity as usize],
-            edges: vec![HostEdgeState::default(); capacity as usize],
+            edges: (0..capacity).map(|_| Mutex::default()).collect(),
             buffer: GrowBuffer::new(
                 device,
                 "rtcd:buffer:pair_table",
@@ -106,22 +109,14 @@ impl PairTable {
         &mut self.mirror[slot as usize]
     }
 
-    /// The slot's edge-ray state, taken out (left empty) so that pairs can be worked on in parallel;
-    /// [`PairTable::put_edges`] puts it back.
-    pub fn take_edges(&mut self, slot: u32) -> HostEdgeState {
-        std::mem::take(&mut self.edges[slot as usize])
+    /// The slot's edge-ray state (each pair of a step has its own slot, so the lock is never
+    /// waited on).
+    pub fn edges(&self, slot: u32) -> MutexGuard<'_, HostEdgeState> {
+        self.edges[slot as usize].lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Puts back a slot's edge-ray state, and its counts into the mirror.
-    pub fn put_edges(&mut self, slot: u32, state: HostEdgeState) {
-        self.mirror[slot as usize].edge_counts =
-            [0, 1].map(|d| (state.edge_records[d].len() + state.tunnels[d].len()) as u32);
-        self.edges[slot as usize] = state;
-    }
-
-    /// Sets the vertex records a slot's next edge rays start from; returns the last ones.
-    pub fn replace_vertex_records(&mut self, slot: u32, records: [Vec<RayRecord>; 2]) -> [Vec<RayRecord>; 2] {
-        std::mem::replace(&mut self.edges[slot as usize].vertex_records, records)
+    fn clear_edges(&mut self, slot: u32) {
+        *self.edges[slot as usize].get_mut().unwrap_or_else(|e| e.into_inner()) = HostEdgeState::default();
     }
 
     /// Frees every pair not in `present`; returns how many were freed.
@@ -153,7 +148,7 @@ impl PairTable {
                 return Ok(SlotAssignment { slot, new: false });
             }
             *m = SlotMirror { mesh_ids, ..Default::default() };
-            self.edges[slot as usize] = HostEdgeState::default();
+            self.clear_edges(slot);
             return Ok(SlotAssignment { slot, new: true });
         }
         if self.free.is_empty() {
@@ -161,13 +156,13 @@ impl PairTable {
             let new_cap = old * 2;
             self.buffer.reserve(device, encoder, new_cap as u64, old as u64)?;
             self.mirror.resize(new_cap as usize, SlotMirror::default());
-            self.edges.resize(new_cap as usize, HostEdgeState::default());
+            self.edges.resize_with(new_cap as usize, Mutex::default);
             self.free.extend((old..new_cap).rev());
         }
         let slot = self.free.pop().expect("free list refilled above");
         self.slots.insert(key, slot);
         self.mirror[slot as usize] = SlotMirror { mesh_ids, ..Default::default() };
-        self.edges[slot as usize] = HostEdgeState::default();
+        self.clear_edges(slot);
         Ok(SlotAssignment { slot, new: true })
     }
 }
