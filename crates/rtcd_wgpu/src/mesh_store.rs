@@ -67,6 +67,11 @@ impl MeshStore {
         &self.host[index as usize]
     }
 
+    /// Where `mesh` lives on the GPU, and its host copy's index, if it is resident.
+    pub fn get(&self, mesh: &RtcdMesh) -> Option<(GpuMeshRef, u32)> {
+        self.refs.get(&mesh.id()).copied()
+    }
+
     /// Where `mesh` lives on the GPU, and its host copy's index, uploading it first if needed.
     pub fn ensure(
         &mut self,

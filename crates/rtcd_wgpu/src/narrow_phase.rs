@@ -617,12 +617,33 @@ impl GpuNarrowPhase {
         metrics.freed_pairs = self.table.retain(&present);
 
         // Lay out the flattened ray list: each pair's tracer is decided here from the host mirror.
-        // First, one pair after another, the meshes' places and the pairs' slots (both mutate the
-        // stores); then, in parallel, each pair's plan from its own inputs and mirror (keys are
-        // unique, so are slots); then, in order, the mirrors' updates and the step's records.
+        // First the meshes' places and the pairs' slots: looked up in parallel, and made one pair
+        // after another only for the pairs new in their slots or with a mesh new to the device
+        // (both mutate the stores); then, in parallel, each pair's plan from its own inputs and
+        // mirror (keys are unique, so are slots); then, in order, the mirrors' updates and the
+        // step's records.
         let base = self.params;
-        let mut slotted = Vec::with_capacity(valid.len());
-        for &i in &valid {
+        let (meshes, table) = (&self.meshes, &self.table);
+        let mut slotted: Vec<Option<Slotted>> = valid
+            .par_iter()
+            .with_min_len(64)
+            .map(|&i| {
+                let p = &pairs[i];
+                let ((m1, h1), (m2, h2)) = (meshes.get(p.mesh1)?, meshes.get(p.mesh2)?);
+                let slot = table.held_slot(p.key, (p.mesh1.id(), p.mesh2.id()))?;
+                Some(Slotted {
+                    input_index: i,
+                    meshes: [m1, m2],
+                    handles: [h1, h2],
+                    a: SlotAssignment { slot, new: false },
+                    mirror: *table.mirror(slot),
+                })
+            })
+            .collect();
+        for (s, &i) in slotted.iter_mut().zip(&valid) {
+            if s.is_some() {
+                continue;
+            }
             let p = &pairs[i];
             let (m1, h1) =
                 self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh1).map_err(too_large)?;
@@ -632,7 +653,7 @@ impl GpuNarrowPhase {
                 .table
                 .assign(&dev, &mut *encoder, p.key, (p.mesh1.id(), p.mesh2.id()))
                 .map_err(too_large)?;
-            slotted.push(Slotted {
+            *s = Some(Slotted {
                 input_index: i,
                 meshes: [m1, m2],
                 handles: [h1, h2],
@@ -640,6 +661,7 @@ impl GpuNarrowPhase {
                 mirror: *self.table.mirror(a.slot),
             });
         }
+        let slotted: Vec<Slotted> = slotted.into_iter().flatten().collect();
         let plans: Vec<Plan> = slotted
             .par_iter()
             .with_min_len(32)

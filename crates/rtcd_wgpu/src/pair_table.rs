@@ -133,6 +133,13 @@ impl PairTable {
         before - self.slots.len()
     }
 
+    /// The slot `key` holds, if it holds one with these meshes ([`PairTable::assign`] would give
+    /// it as not new).
+    pub fn held_slot(&self, key: PairKey, mesh_ids: (u64, u64)) -> Option<u32> {
+        let &slot = self.slots.get(&key)?;
+        (self.mirror[slot as usize].mesh_ids == mesh_ids).then_some(slot)
+    }
+
     /// The slot of `key`, allocating one (growing the table on the device if full) for a new pair.
     /// A pair whose meshes changed is treated as new in its old slot.
     pub fn assign(
