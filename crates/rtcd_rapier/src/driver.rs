@@ -70,7 +70,7 @@ pub struct DriverSettings {
     /// the step they were prepared for; more when they arrive late (pipelined GPU mode). Then each
     /// pair's prediction grows by its own motion of the last step (IRTCD 2013 Eq. 2's bound, from
     /// the step's relative poses, twice over, plus a quarter of its prediction) times
-    /// `lookahead_steps - 1`, and bodies with soft CCD reach
+    /// `lookahead_steps - 1`, up to its culling distance, and bodies with soft CCD reach
     /// `lookahead_steps` sweeps ahead, so that contacts that closed in meanwhile are there to be
     /// refreshed ([`MissPolicy::RefreshDepths`]) instead of computed on the spot.
     pub lookahead_steps: f32,
@@ -745,13 +745,21 @@ impl RtcdDriver {
             // Late results: the pair's own motion of the last step, continued over the steps until
             // they are used (the cache refreshes them only while the pair moved less than their
             // prediction exceeds Rapier's), with slack for a pair that speeds up or starts moving.
-            let lead = |mesh2: &RtcdMesh| {
+            // The backend reports candidates out to the batch's largest prediction, and the cache
+            // trusts results no further than the pair's culling distance (the predictive rays'
+            // reach): the lead stops there.
+            let pair_prediction = base + e1.skin + e2.skin;
+            let with_lead = |mesh2: &RtcdMesh| {
+                if lookahead_lead <= 0.0 {
+                    return pair_prediction;
+                }
                 let radii = [e1.mesh.max_radius(), mesh2.max_radius()];
                 let d = displacement(&previous12, &pos12, radii);
                 let d = if d.is_finite() { d } else { 0.0 };
-                lookahead_lead * (LATE_MOTION_SLACK * d + LATE_REST_SHARE * base)
+                let lead = lookahead_lead * (LATE_MOTION_SLACK * d + LATE_REST_SHARE * base);
+                let reach = params.for_pair(&e1.mesh, mesh2).culling_dist;
+                (pair_prediction + lead).min(pair_prediction.max(reach))
             };
-            let pair_prediction = base + e1.skin + e2.skin;
             batch_prediction = batch_prediction.max(pair_prediction);
             let order = pair_order(e1.handle, e2.handle);
             // Rapier's pair (for a level, the body's and the whole level collider's).
@@ -814,11 +822,7 @@ impl RtcdDriver {
                 pose1: e1.pose,
                 pos12,
                 previous12,
-                prediction: if lookahead_lead > 0.0 {
-                    pair_prediction + lead(&e2.mesh)
-                } else {
-                    pair_prediction
-                },
+                prediction: with_lead(&e2.mesh),
                 hold,
                 pose2: e2.pose,
                 skins: e1.skin + e2.skin,
@@ -833,11 +837,7 @@ impl RtcdDriver {
                     let id1 = e1.instance.unwrap_or_default();
                     pairs.extend(chunks.iter().enumerate().map(|(n, &c)| BatchPair {
                         key: PairKey::new(e1.key, chunk_key(e2.key, c)),
-                        prediction: if lookahead_lead > 0.0 {
-                            pair_prediction + lead(&level.chunks()[c as usize])
-                        } else {
-                            pair_prediction
-                        },
+                        prediction: with_lead(&level.chunks()[c as usize]),
                         mesh2: level.chunks()[c as usize].clone(),
                         level: true,
                         cache_key: CacheKey::level(id1, *level_key, c),
@@ -850,6 +850,8 @@ impl RtcdDriver {
         }
         // Kept for the held pairs' mirrors (see `update_mirrors`).
         self.mirrors = old_mirrors;
+        // Late results' leads widen what the backend reports.
+        let batch_prediction = pairs.iter().map(|p| p.prediction).fold(batch_prediction, f32::max);
         Batch {
             pairs,
             held_keys,
