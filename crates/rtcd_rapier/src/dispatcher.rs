@@ -323,6 +323,7 @@ impl RtcdDispatcher {
                 angle,
                 spec_angle,
                 prediction,
+                prediction,
                 settings.support_fraction,
                 mesh1.length_scale().min(mesh2.length_scale()),
             )

@@ -98,6 +98,10 @@ pub struct BatchPair {
     pub pos12: Pose,
     /// Rapier's prediction for the pair (distance plus both skins).
     pub prediction: f32,
+    /// How far out the pair's results hold candidates: its prediction, or more for results used
+    /// steps late ([`DriverSettings::lookahead_steps`]), so that they can be refreshed as the pair
+    /// closes in.
+    pub reach: f32,
     /// Rapier will recycle the pair's contacts this step ([`RtcdDriver::detect_recycling`]): the
     /// backend keeps its state without tracing it ([`PairInput::hold`]) and nothing is published.
     /// Only for backends that do not hold pairs by key ([`NarrowPhaseBackend::holds_by_key`]); with
@@ -135,7 +139,7 @@ pub struct Batch {
     /// order; shared with the driver until the next batch).
     held_keys: Vec<PairKey>,
     held: Arc<Vec<HeldPair>>,
-    /// Largest prediction of its pairs.
+    /// Largest reach of its pairs ([`BatchPair::reach`]): the backend reports candidates this far.
     pub prediction: f32,
     /// Ask the backend for every ray.
     pub record_rays: bool,
@@ -822,7 +826,8 @@ impl RtcdDriver {
                 pose1: e1.pose,
                 pos12,
                 previous12,
-                prediction: with_lead(&e2.mesh),
+                prediction: pair_prediction,
+                reach: with_lead(&e2.mesh),
                 hold,
                 pose2: e2.pose,
                 skins: e1.skin + e2.skin,
@@ -837,7 +842,7 @@ impl RtcdDriver {
                     let id1 = e1.instance.unwrap_or_default();
                     pairs.extend(chunks.iter().enumerate().map(|(n, &c)| BatchPair {
                         key: PairKey::new(e1.key, chunk_key(e2.key, c)),
-                        prediction: with_lead(&level.chunks()[c as usize]),
+                        reach: with_lead(&level.chunks()[c as usize]),
                         mesh2: level.chunks()[c as usize].clone(),
                         level: true,
                         cache_key: CacheKey::level(id1, *level_key, c),
@@ -851,7 +856,7 @@ impl RtcdDriver {
         // Kept for the held pairs' mirrors (see `update_mirrors`).
         self.mirrors = old_mirrors;
         // Late results' leads widen what the backend reports.
-        let batch_prediction = pairs.iter().map(|p| p.prediction).fold(batch_prediction, f32::max);
+        let batch_prediction = pairs.iter().map(|p| p.reach).fold(batch_prediction, f32::max);
         Batch {
             pairs,
             held_keys,
@@ -1008,6 +1013,7 @@ impl RtcdDriver {
                             angle,
                             spec_angle,
                             p.prediction,
+                            p.reach,
                             support_fraction,
                             p.mesh1.length_scale().min(p.mesh2.length_scale()),
                         )
@@ -1052,7 +1058,7 @@ impl RtcdDriver {
             let culling = params.for_pair(&p.mesh1, &p.mesh2).culling_dist;
             Some((
                 p.cache_key,
-                CachedPair { pos12: p.pos12, manifolds, radii, prediction: p.prediction.min(culling) },
+                CachedPair { pos12: p.pos12, manifolds, radii, prediction: p.reach.min(culling) },
             ))
         });
         self.cache.publish(published, batch.prediction);

@@ -42,7 +42,8 @@ impl Reducer {
     }
 
     /// The manifolds of one backend output: the two-tier reduction of its candidates
-    /// ([`rtcd::StepOptions::keep_contacts`]) within `prediction`, the support tier being the
+    /// ([`rtcd::StepOptions::keep_contacts`]) within `reach` (at least `prediction`: farther for
+    /// results used late, whose contacts are refreshed as the pair closes in), the support tier being the
     /// candidates within `support_fraction × min(prediction, scale)` of touching, `scale` being the
     /// pair's length ([`rtcd::RtcdMesh::length_scale`], the smaller of the two): a body small for
     /// the world's units (a 1 cm prop under a 2 cm prediction) would otherwise count a fifth of its
@@ -56,6 +57,7 @@ impl Reducer {
         max_angle: f32,
         speculative_angle: f32,
         prediction: f32,
+        reach: f32,
         support_fraction: f32,
         scale: f32,
     ) -> Vec<ContactManifold> {
@@ -67,7 +69,7 @@ impl Reducer {
             pos12,
             max_angle,
             speculative_angle,
-            prediction,
+            reach.max(prediction),
             support_fraction * prediction.min(scale),
             out.moving,
         )
