@@ -62,6 +62,9 @@ pub struct HostCostStep {
     pub host_ms: f64,
     /// Its waits for the device (ms).
     pub wait_ms: f64,
+    /// Its host time by phase (ms): planning and encoding, edge and motion rays, collecting
+    /// ([`rtcd_wgpu::HostPhases`]).
+    pub host_phases_ms: [f64; 3],
     /// Its kernels' time (timestamp queries; ms).
     pub kernel_ms: Option<f64>,
     /// Bytes it uploaded.
@@ -107,6 +110,8 @@ pub struct Medians {
     pub gpu_host_ms: Option<f64>,
     /// GPU waits (ms).
     pub gpu_wait_ms: Option<f64>,
+    /// GPU host time by phase (ms): plan, edges, collect.
+    pub gpu_host_phases_ms: [Option<f64>; 3],
     /// GPU kernels (ms), where timed.
     pub gpu_kernel_ms: Option<f64>,
     /// Bytes uploaded.
@@ -153,6 +158,7 @@ pub fn run(
     for step in range.clone() {
         let pairs = frames.pairs(step);
         let mut gpu_out: Option<(StepOutput, f64)> = None;
+        let mut phases = [0.0; 3];
         let mut cpu_ms = 0.0;
         // Which backend goes first turns from step to step.
         for turn in 0..2 {
@@ -160,6 +166,8 @@ pub fn run(
             if (step + turn) % 2 == 0 {
                 let o = gpu.step(&pairs, &opts).map_err(|e| format!("{key} on the GPU ({adapter}): {e}"))?;
                 gpu_out = Some((o, t.elapsed().as_secs_f64() * 1e3));
+                let h = gpu.last_host_phases();
+                phases = [h.plan, h.edges, h.collect].map(|d| d.as_secs_f64() * 1e3);
             } else {
                 let o = cpu.step(&pairs, &opts);
                 cpu_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -186,6 +194,7 @@ pub fn run(
             gpu_ms,
             host_ms: ms(m.host_time).unwrap_or(f64::NAN),
             wait_ms: ms(m.device_wait).unwrap_or(f64::NAN),
+            host_phases_ms: phases,
             kernel_ms: ms(m.gpu_time),
             upload: m.upload_bytes,
             readback: m.readback_bytes,
@@ -208,6 +217,7 @@ impl HostCost {
             gpu_step_ms: m(&|s| Some(s.gpu_ms)),
             gpu_host_ms: m(&|s| Some(s.host_ms).filter(|v| v.is_finite())),
             gpu_wait_ms: m(&|s| Some(s.wait_ms).filter(|v| v.is_finite())),
+            gpu_host_phases_ms: [0, 1, 2].map(|k| m(&|s| Some(s.host_phases_ms[k]))),
             gpu_kernel_ms: m(&|s| s.kernel_ms),
             upload: m(&|s| Some(s.upload as f64)),
             readback: m(&|s| Some(s.readback as f64)),
@@ -331,6 +341,13 @@ impl HostCost {
                 f(m.gpu_host_ms, 3),
                 "the GPU backend's host time, waits for the device excluded",
             ),
+            ("  plan", f(m.gpu_host_phases_ms[0], 3), "of it: slots, plans, records, encoding, queue writes"),
+            ("  edges", f(m.gpu_host_phases_ms[1], 3), "of it: the edge and motion rays (host, in parallel)"),
+            (
+                "  collect",
+                f(m.gpu_host_phases_ms[2], 3),
+                "of it: contacts made of the rays read back, reduced",
+            ),
             ("gpu_wait_ms", f(m.gpu_wait_ms, 3), "the host blocked on the device (polls, mappings)"),
             ("gpu_step_ms", f(m.gpu_step_ms, 3), "the GPU backend's step, wall time"),
             ("gpu_kernel_ms", f(m.gpu_kernel_ms, 3), "its kernels (timestamp queries; - without them)"),
@@ -367,6 +384,9 @@ impl HostCost {
             "how": "replayed, the GPU and the CPU backend on the same pairs, in turn each step",
             "median": {
                 "gpu_host_ms": m.gpu_host_ms,
+                "gpu_host_plan_ms": m.gpu_host_phases_ms[0],
+                "gpu_host_edges_ms": m.gpu_host_phases_ms[1],
+                "gpu_host_collect_ms": m.gpu_host_phases_ms[2],
                 "gpu_wait_ms": m.gpu_wait_ms,
                 "gpu_step_ms": m.gpu_step_ms,
                 "gpu_kernel_ms": m.gpu_kernel_ms,
@@ -391,12 +411,12 @@ impl HostCost {
     /// One CSV line per step.
     pub fn csv(&self) -> String {
         let mut csv = String::from(
-            "step,bodies,pairs,new_pairs,manifold_points,gpu_step_ms,gpu_host_ms,gpu_wait_ms,gpu_kernel_ms,gpu_upload_bytes,gpu_readback_bytes,upload_budget_bytes,readback_budget_bytes,cpu_narrow_ms\n",
+            "step,bodies,pairs,new_pairs,manifold_points,gpu_step_ms,gpu_host_ms,gpu_host_plan_ms,gpu_host_edges_ms,gpu_host_collect_ms,gpu_wait_ms,gpu_kernel_ms,gpu_upload_bytes,gpu_readback_bytes,upload_budget_bytes,readback_budget_bytes,cpu_narrow_ms\n",
         );
         for s in &self.steps {
             let _ = writeln!(
                 csv,
-                "{},{},{},{},{},{:.4},{:.4},{:.4},{},{},{},{},{},{:.4}",
+                "{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{},{},{},{:.4}",
                 s.step,
                 s.bodies,
                 s.pairs,
@@ -404,6 +424,9 @@ impl HostCost {
                 s.manifold_points,
                 s.gpu_ms,
                 s.host_ms,
+                s.host_phases_ms[0],
+                s.host_phases_ms[1],
+                s.host_phases_ms[2],
                 s.wait_ms,
                 s.kernel_ms.map_or(String::new(), |k| format!("{k:.4}")),
                 s.upload,

@@ -28,4 +28,4 @@ pub mod shaders;
 
 pub use device::{DeviceOptions, GpuDevice, create_device};
 pub use error::GpuError;
-pub use narrow_phase::{FIRST_READ_CONTACTS, GpuNarrowPhase, GpuOptions, KernelTimings};
+pub use narrow_phase::{FIRST_READ_CONTACTS, GpuNarrowPhase, GpuOptions, HostPhases, KernelTimings};

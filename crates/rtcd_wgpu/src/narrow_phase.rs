@@ -68,6 +68,18 @@ impl Default for GpuOptions {
 /// Per-kernel GPU times of the last step (timestamp queries), in submission order.
 pub type KernelTimings = Vec<(&'static str, Duration)>;
 
+/// Where a step's host time went ([`StepMetrics::host_time`] is their sum).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HostPhases {
+    /// `submit` without the edge and motion rays: each pair's slot and plan, the step's records,
+    /// encoding and the queue writes.
+    pub plan: Duration,
+    /// The edge and motion rays the host traces while the device works.
+    pub edges: Duration,
+    /// `collect` without the waits: the contacts made of the rays read back and reduced.
+    pub collect: Duration,
+}
+
 /// The contacts the first read of a step maps back at least (then one and a half times the last
 /// step's count), so that one round trip suffices as the count drifts; a step that finds more reads
 /// the rest with a second one.
@@ -137,6 +149,8 @@ struct Pending {
     start: Instant,
     /// The host's time in `submit` (see [`StepMetrics::host_time`]).
     submit_host: Duration,
+    /// Of it, the edge and motion rays.
+    edges_host: Duration,
     gpu: Option<PendingGpu>,
 }
 
@@ -186,6 +200,7 @@ pub struct GpuNarrowPhase {
     last_total: u64,
     timestamps: Option<Timestamps>,
     last_timings: KernelTimings,
+    last_host: HostPhases,
     pending: Option<Pending>,
     failed: Option<BackendError>,
     lost: Option<Arc<AtomicBool>>,
@@ -292,6 +307,7 @@ impl GpuNarrowPhase {
             last_total: 0,
             timestamps,
             last_timings: Vec::new(),
+            last_host: HostPhases::default(),
             pending: None,
             failed: None,
             lost: None,
@@ -317,6 +333,11 @@ impl GpuNarrowPhase {
     /// Per-kernel GPU times of the last step (empty without timestamp queries).
     pub fn last_kernel_timings(&self) -> &KernelTimings {
         &self.last_timings
+    }
+
+    /// Where the last step's host time went.
+    pub fn last_host_phases(&self) -> HostPhases {
+        self.last_host
     }
 
     /// The pair-table slot of a pair, if it has one.
@@ -744,6 +765,7 @@ impl GpuNarrowPhase {
                 metrics,
                 start,
                 submit_host: Duration::ZERO,
+                edges_host: Duration::ZERO,
                 gpu: None,
             });
         }
@@ -931,7 +953,9 @@ impl GpuNarrowPhase {
             rx
         });
         let submission = own.take().map(|own| self.queue.submit([own.finish()]));
+        let edges_start = Instant::now();
         self.trace_edges(pairs, &mut jobs, opts.prediction_distance);
+        let edges_host = edges_start.elapsed();
         Ok(Pending {
             entries: e,
             outputs,
@@ -940,6 +964,7 @@ impl GpuNarrowPhase {
             metrics,
             start,
             submit_host: Duration::ZERO,
+            edges_host,
             gpu: Some(PendingGpu {
                 submission,
                 small_rx,
@@ -1014,10 +1039,16 @@ impl GpuNarrowPhase {
 
     fn finish(&mut self, pending: Pending) -> Result<StepOutput, BackendError> {
         let collect_start = Instant::now();
-        let Pending { mut outputs, jobs, opts, mut metrics, start, submit_host, gpu, entries } = pending;
+        let Pending { mut outputs, jobs, opts, mut metrics, start, submit_host, edges_host, gpu, entries } =
+            pending;
         let Some(gpu) = gpu else {
             metrics.time = start.elapsed();
             metrics.host_time = Some(submit_host + collect_start.elapsed());
+            self.last_host = HostPhases {
+                plan: submit_host.saturating_sub(edges_host),
+                edges: edges_host,
+                collect: collect_start.elapsed(),
+            };
             metrics.device_wait = Some(Duration::ZERO);
             return Ok(StepOutput { pairs: outputs, metrics });
         };
@@ -1171,7 +1202,13 @@ impl GpuNarrowPhase {
             o.moving = job.edge_metrics.motion_rays > 0;
         }
         metrics.time = start.elapsed();
-        metrics.host_time = Some(submit_host + collect_start.elapsed().saturating_sub(waited));
+        let collect_host = collect_start.elapsed().saturating_sub(waited);
+        metrics.host_time = Some(submit_host + collect_host);
+        self.last_host = HostPhases {
+            plan: submit_host.saturating_sub(edges_host),
+            edges: edges_host,
+            collect: collect_host,
+        };
         metrics.device_wait = Some(waited);
         metrics.readback_bytes = readback;
         Ok(StepOutput { pairs: outputs, metrics })

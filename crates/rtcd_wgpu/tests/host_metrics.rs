@@ -38,6 +38,10 @@ fn steps_report_host_time_wait_and_bytes() {
         assert!(m.contact_rays > 0, "step {step}: the blob sits in the ground");
         let (host, wait) = (m.host_time.unwrap(), m.device_wait.unwrap());
         assert!(host > Duration::ZERO, "step {step}");
+        // The host time by phase adds up to it.
+        let h = gpu.last_host_phases();
+        assert_eq!(h.plan + h.edges + h.collect, host, "step {step}: {h:?}");
+        assert!(h.plan > Duration::ZERO && h.collect > Duration::ZERO, "step {step}: {h:?}");
         // Both lie within the step's wall time (the host's clock starts a little before it).
         assert!(
             host + wait <= m.time + Duration::from_millis(2),
