@@ -118,6 +118,47 @@ fn feature_ids_persist_across_simulation_steps() {
     assert!(kept as f32 >= 0.9 * total as f32, "{kept} of {total}");
 }
 
+/// Pairs computed on the spot from many threads at once (as Rapier's parallel dispatcher calls it)
+/// get the same contacts as one after another: each takes a narrow phase of its own from the
+/// cache's pool.
+#[test]
+fn pairs_computed_on_the_spot_in_parallel_match_one_by_one() {
+    use rayon::prelude::*;
+    let mesh = asset("blob_900");
+    let (blob, ground) = (rtcd_shape(&mesh), SharedShape::cuboid(5.0, 0.5, 5.0));
+    let ground_pose = Pose::from_translation(Vector::new(0.0, -0.5, 0.0));
+    let poses: Vec<Pose> = (0..64)
+        .map(|k| {
+            // Close poses: a narrow phase that kept state between them would walk from the last.
+            let rot = Rotation::from_rotation_x(0.3 + 0.002 * k as f32);
+            let lift = -lowest_vertex(&mesh, &Pose::from_rotation(rot)) - 0.0005 * (k % 40) as f32;
+            Pose::from_parts(Vector::new(0.0, lift, 0.0), rot).inv_mul(&ground_pose)
+        })
+        .collect();
+    let d = driver();
+    let contacts = |pos12: &Pose| {
+        let (mut manifolds, mut ws) = (Manifolds::new(), None);
+        d.dispatcher().contact_manifolds(pos12, &*blob, &*ground, 0.02, &mut manifolds, &mut ws).unwrap();
+        let points: Vec<(u32, u32, u32)> = manifolds
+            .iter()
+            .flat_map(|m| m.points.iter().map(|p| (p.fid1.0, p.fid2.0, p.dist.to_bits())))
+            .collect();
+        points
+    };
+    let serial: Vec<_> = poses.iter().map(contacts).collect();
+    let parallel: Vec<_> = poses.par_iter().map(contacts).collect();
+    assert_eq!(d.cache().counters().misses, 2 * poses.len() as u64);
+    assert!(serial.iter().filter(|p| !p.is_empty()).count() > poses.len() / 2, "most poses touch the ground");
+    assert_eq!(serial, parallel);
+    // New parameters reach every narrow phase of the pool, those made before them too.
+    let params = RtcdParams { prediction: false, ..*d.params() };
+    d.cache().set_params(params).unwrap();
+    let parallel_after: Vec<_> = poses.par_iter().map(contacts).collect();
+    let serial_after: Vec<_> = poses.iter().map(contacts).collect();
+    assert_ne!(serial_after, serial, "without predictions the speculative contacts go");
+    assert_eq!(serial_after, parallel_after);
+}
+
 #[test]
 fn pairs_the_batch_did_not_see_are_computed_on_the_spot() {
     let d = driver();
