@@ -99,8 +99,8 @@ pub struct CachedPair {
     /// Each mesh's largest vertex distance from its origin (shape 1, shape 2): converts a rotation
     /// into a displacement ([`rtcd::detect::max_displacement`]) when choosing results to refresh.
     pub radii: [f32; 2],
-    /// How far out the results hold speculative contacts (the batch's prediction for the pair, at
-    /// most the predictive rays' `culling_dist`). Refreshing them at a pose displaced by `d` can only
+    /// How far out the results hold speculative contacts (the batch pair's reach, at most the
+    /// predictive rays' `culling_dist`). Refreshing them at a pose displaced by `d` can only
     /// miss contacts that are now closer than `prediction - d`.
     pub prediction: f32,
 }
@@ -109,8 +109,8 @@ pub struct CachedPair {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum MissPolicy {
     /// Compute the pair on the spot with a CPU [`NarrowPhase`] (one of a pool, so that parallel
-    /// calls do not wait on each other; standard trace), counted in [`CacheCounters::misses`]. The results are exact for the current pose. For the
-    /// synchronous mode, where the batch ran on this step's poses and misses are rare (a pair Rapier's
+    /// calls do not wait on each other; standard trace), counted in [`CacheCounters::misses`]. The
+    /// results are exact for the current pose. For the synchronous mode, where the batch ran on this step's poses and misses are rare (a pair Rapier's
     /// broad phase found and ours did not, a body moved by the user after the batch).
     #[default]
     Exact,

@@ -68,11 +68,11 @@ pub struct DriverSettings {
     pub dt: f32,
     /// How many steps ahead the batch's speculative contacts reach: 1 when the results are used by
     /// the step they were prepared for; more when they arrive late (pipelined GPU mode). Then each
-    /// pair's prediction grows by its own motion of the last step (IRTCD 2013 Eq. 2's bound, from
-    /// the step's relative poses, twice over, plus a quarter of its prediction) times
-    /// `lookahead_steps - 1`, up to its culling distance, and bodies with soft CCD reach
-    /// `lookahead_steps` sweeps ahead, so that contacts that closed in meanwhile are there to be
-    /// refreshed ([`MissPolicy::RefreshDepths`]) instead of computed on the spot.
+    /// pair's [`BatchPair::reach`] goes beyond its prediction by its own motion of the last step
+    /// (IRTCD 2013 Eq. 2's bound, from the step's relative poses, twice over, plus a quarter of its
+    /// prediction) times `lookahead_steps - 1`, up to its culling distance, and bodies with soft
+    /// CCD reach `lookahead_steps` sweeps ahead, so that contacts that closed in meanwhile are there
+    /// to be refreshed ([`MissPolicy::RefreshDepths`]) instead of computed on the spot.
     pub lookahead_steps: f32,
 }
 

@@ -43,8 +43,8 @@ impl Reducer {
 
     /// The manifolds of one backend output: the two-tier reduction of its candidates
     /// ([`rtcd::StepOptions::keep_contacts`]) within `reach` (at least `prediction`: farther for
-    /// results used late, whose contacts are refreshed as the pair closes in), the support tier being the
-    /// candidates within `support_fraction × min(prediction, scale)` of touching, `scale` being the
+    /// results used late, whose contacts are refreshed as the pair closes in), the support tier
+    /// being the candidates within `support_fraction × min(prediction, scale)` of touching, `scale` being the
     /// pair's length ([`rtcd::RtcdMesh::length_scale`], the smaller of the two): a body small for
     /// the world's units (a 1 cm prop under a 2 cm prediction) would otherwise count a fifth of its
     /// height as support, and its four points would be extremes of that band rather than where it

@@ -212,6 +212,76 @@ fn pairs_the_batch_did_not_see_are_computed_on_the_spot() {
     assert!(min_dist(&pair.manifolds) < -0.009, "the on-the-spot contacts see the moved body");
 }
 
+/// The reach of late results on generated content: a 1 cm plate (1 m across, 4 x 4 quads a face)
+/// sliding 3 mm a step over a cuboid and over a terrain (Rapier's trimesh collider, traced in
+/// chunks). Without the lookahead each batch pair reaches as far as its prediction; with it, at
+/// least twice its motion over the two late steps further (3 mm a step, from the body's velocity,
+/// not from the driver), at most its culling distance, level chunks included.
+#[test]
+fn late_results_reach_covers_the_motion_on_levels_and_cuboids() {
+    use glam::Vec3;
+    let (v, i) = rtcd::shapes::subdivided_cuboid(Vec3::new(0.5, 0.005, 0.5), 4);
+    let plate = Arc::new(rtcd::RtcdMesh::new("plate", &v, &i).unwrap());
+    // A gentle terrain, 8 m across, 16 x 16 cells.
+    let n = 16;
+    let at = |k: u32| -4.0 + 8.0 * k as f32 / n as f32;
+    let mut points = Vec::new();
+    for z in 0..=n {
+        for x in 0..=n {
+            points.push(Vector::new(at(x), 0.05 * (at(x) * 1.3).sin() * (at(z) * 0.7).cos(), at(z)));
+        }
+    }
+    let mut tris = Vec::new();
+    for z in 0..n {
+        for x in 0..n {
+            let c = z * (n + 1) + x;
+            tris.push([c, c + n + 1, c + 1]);
+            tris.push([c + 1, c + n + 1, c + n + 2]);
+        }
+    }
+    let step = 0.003;
+    let mut reaches = Vec::new();
+    for lookahead in [1.0, 3.0] {
+        let mut d = RtcdDriver::new(RtcdParams::from_meshes(&[&*plate])).unwrap();
+        let mut ds = d.settings();
+        ds.lookahead_steps = lookahead;
+        d.set_settings(ds);
+        let params = *d.params();
+        let mut bodies = RigidBodySet::new();
+        let mut colliders = ColliderSet::new();
+        colliders.insert(ColliderBuilder::trimesh(points.clone(), tris.clone()).unwrap());
+        colliders.insert(ColliderBuilder::cuboid(1.0, 0.5, 1.0).translation(Vector::new(2.5, -0.49, 0.0)));
+        for x in [-1.5, 2.5] {
+            let body = bodies.insert(
+                RigidBodyBuilder::dynamic().translation(Vector::new(x, 0.07, 0.0)).linvel(Vector::new(
+                    step * 60.0,
+                    0.0,
+                    0.0,
+                )),
+            );
+            colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&plate)), body, &mut bodies);
+        }
+        let batch = d.prepare(&bodies, &colliders, 0.02);
+        // Level chunks are solid behind their surface; the cuboid is not.
+        let level = |p: &rtcd_rapier::BatchPair| p.mesh1.solid_behind() || p.mesh2.solid_behind();
+        assert!(batch.pairs.iter().any(level), "the plate over the terrain meets its chunks");
+        assert!(batch.pairs.iter().any(|p| !level(p)), "the plate over the cuboid");
+        for p in &batch.pairs {
+            let culling = params.for_pair(&p.mesh1, &p.mesh2).culling_dist;
+            assert!(p.reach <= p.prediction.max(culling) + 1e-6, "{} > culling {culling}", p.reach);
+            if lookahead == 1.0 {
+                assert_eq!(p.reach, p.prediction);
+            } else {
+                let want = (p.prediction + 2.0 * 2.0 * step * 0.999).min(p.prediction.max(culling));
+                assert!(p.reach >= want, "reach {} vs {want} (level: {})", p.reach, level(p));
+            }
+            assert!(batch.prediction >= p.reach, "the backend reports as far as each pair reaches");
+        }
+        reaches.push(batch.pairs.iter().map(|p| p.reach - p.prediction).fold(0.0f32, f32::max));
+    }
+    assert!(reaches[1] > reaches[0], "{reaches:?}");
+}
+
 /// Results used a step later than the step they were prepared for (pipelined mode): with
 /// `lookahead_steps`, each pair's prediction grows by its own motion of the last step, so a body
 /// still moving as it did is refreshed, not computed on the spot; without it, it is computed.

@@ -650,15 +650,9 @@ impl GpuNarrowPhase {
             .with_min_len(64)
             .map(|&i| {
                 let p = &pairs[i];
-                let ((m1, h1), (m2, h2)) = (meshes.get(p.mesh1)?, meshes.get(p.mesh2)?);
+                let places = [meshes.get(p.mesh1)?, meshes.get(p.mesh2)?];
                 let slot = table.held_slot(p.key, (p.mesh1.id(), p.mesh2.id()))?;
-                Some(Slotted {
-                    input_index: i,
-                    meshes: [m1, m2],
-                    handles: [h1, h2],
-                    a: SlotAssignment { slot, new: false },
-                    mirror: *table.mirror(slot),
-                })
+                Some(Slotted::new(i, places, SlotAssignment { slot, new: false }, table))
             })
             .collect();
         for (s, &i) in slotted.iter_mut().zip(&valid) {
@@ -666,21 +660,15 @@ impl GpuNarrowPhase {
                 continue;
             }
             let p = &pairs[i];
-            let (m1, h1) =
-                self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh1).map_err(too_large)?;
-            let (m2, h2) =
-                self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh2).map_err(too_large)?;
+            let places = [
+                self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh1).map_err(too_large)?,
+                self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh2).map_err(too_large)?,
+            ];
             let a = self
                 .table
                 .assign(&dev, &mut *encoder, p.key, (p.mesh1.id(), p.mesh2.id()))
                 .map_err(too_large)?;
-            *s = Some(Slotted {
-                input_index: i,
-                meshes: [m1, m2],
-                handles: [h1, h2],
-                a,
-                mirror: *self.table.mirror(a.slot),
-            });
+            *s = Some(Slotted::new(i, places, a, &self.table));
         }
         let slotted: Vec<Slotted> = slotted.into_iter().flatten().collect();
         let plans: Vec<Plan> = slotted
@@ -1043,12 +1031,10 @@ impl GpuNarrowPhase {
             pending;
         let Some(gpu) = gpu else {
             metrics.time = start.elapsed();
-            metrics.host_time = Some(submit_host + collect_start.elapsed());
-            self.last_host = HostPhases {
-                plan: submit_host.saturating_sub(edges_host),
-                edges: edges_host,
-                collect: collect_start.elapsed(),
-            };
+            let collect = collect_start.elapsed();
+            metrics.host_time = Some(submit_host + collect);
+            self.last_host =
+                HostPhases { plan: submit_host.saturating_sub(edges_host), edges: edges_host, collect };
             metrics.device_wait = Some(Duration::ZERO);
             return Ok(StepOutput { pairs: outputs, metrics });
         };
@@ -1227,6 +1213,15 @@ struct Slotted {
     a: SlotAssignment,
     /// The slot's host mirror before this step.
     mirror: SlotMirror,
+}
+
+impl Slotted {
+    /// Pair `input_index` with its meshes' places ([`MeshStore::get`]/[`MeshStore::ensure`]) and
+    /// slot `a` of `table`.
+    fn new(input_index: usize, places: [(GpuMeshRef, u32); 2], a: SlotAssignment, table: &PairTable) -> Self {
+        let [(m1, h1), (m2, h2)] = places;
+        Self { input_index, meshes: [m1, m2], handles: [h1, h2], a, mirror: *table.mirror(a.slot) }
+    }
 }
 
 /// What the host decides for a pair before its rays run ([`plan_pair`]).
