@@ -72,9 +72,9 @@ fn reach_flags(pair: Pair, dir: u32, to: MeshRef, o: vec3<f32>) -> u32 {
 
 // Rotation and translation mapping the casting mesh's frame into the hit mesh's frame.
 fn from_to_q(pair: Pair, dir: u32) -> vec4<f32> {
-    return select(pair.step.pose12_q, pair.step.pose21_q, dir == 0u);
+    return select(pair.step.pose12_q, pair.frame.pose21_q, dir == 0u);
 }
 
 fn from_to_t(pair: Pair, dir: u32) -> vec4<f32> {
-    return select(pair.step.pose12_t, pair.step.pose21_t, dir == 0u);
+    return select(pair.step.pose12_t, pair.frame.pose21_t, dir == 0u);
 }

@@ -81,11 +81,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         if ((pair.step.flags & PAIR_STANDARD) != 0u) {
             let src = from_mesh(pair, e.dir);
             let v = vertex_of(src, e.index);
-            var region_min = pair.step.region_a_min;
-            var region_max = pair.step.region_a_max;
+            var region_min = pair.frame.region_a_min;
+            var region_max = pair.frame.region_a_max;
             if (e.dir == 1u) {
-                region_min = pair.step.region_b_min;
-                region_max = pair.step.region_b_max;
+                region_min = pair.frame.region_b_min;
+                region_max = pair.frame.region_b_max;
             }
             var out = EntryHit(NONE, 0.0, OUTCOME_NONE | (RAY_STANDARD << 2u) | (e.dir << 4u), e.index);
             if (is_candidate(v.p.xyz, region_min, region_max)) {

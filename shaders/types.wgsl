@@ -97,19 +97,11 @@ struct MeshRef {
 const REACH_SOLID_BEHIND: u32 = 1u;
 const REACH_CLOSED: u32 = 2u;
 
-// What the host uploads of a pair each step.
+// What the host uploads of a pair each step: its relative pose and its layout.
 struct PairStep {
     // Shape 2's pose in shape 1's frame (quaternion xyzw, translation xyz).
     pose12_q: vec4<f32>,
     pose12_t: vec4<f32>,
-    // Its inverse: shape 1 in shape 2's frame.
-    pose21_q: vec4<f32>,
-    pose21_t: vec4<f32>,
-    // Candidate regions: shape 1's vertices (shape 1's frame), shape 2's vertices (shape 2's frame).
-    region_a_min: vec4<f32>,
-    region_a_max: vec4<f32>,
-    region_b_min: vec4<f32>,
-    region_b_max: vec4<f32>,
     // Pair-table slot holding this pair's state.
     slot: u32,
     // PAIR_STANDARD, PAIR_NEW.
@@ -123,6 +115,19 @@ struct PairStep {
     static_index: u32,
     pad_a: u32,
     pad_b: u32,
+}
+
+// What pair_assemble.wgsl derives of a pair each step from its PairStep and PairStatic, with the
+// host's operations (rtcd::Pose::inverse, rtcd::detect::vertex_candidate_region).
+struct PairFrame {
+    // Shape 1's pose in shape 2's frame: the inverse of PairStep's pose12.
+    pose21_q: vec4<f32>,
+    pose21_t: vec4<f32>,
+    // Candidate regions: shape 1's vertices (shape 1's frame), shape 2's vertices (shape 2's frame).
+    region_a_min: vec4<f32>,
+    region_a_max: vec4<f32>,
+    region_b_min: vec4<f32>,
+    region_b_max: vec4<f32>,
 }
 
 // What a pair keeps for as long as it holds its slot (its meshes and lengths decide it): uploaded
@@ -141,19 +146,33 @@ struct PairStatic {
     behind_a_max: vec4<f32>,
     behind_b_min: vec4<f32>,
     behind_b_max: vec4<f32>,
+    // What the candidate regions are made of (rtcd::detect::vertex_candidate_region): each mesh's
+    // bounding box in its frame, and the box each direction's region is clipped to, in the hit mesh's
+    // frame (its bounding box, or its solid-behind box at the solid reach): clip_b for direction 0
+    // (shape 2's frame), clip_a for direction 1 (shape 1's frame).
+    box_a_min: vec4<f32>,
+    box_a_max: vec4<f32>,
+    box_b_min: vec4<f32>,
+    box_b_max: vec4<f32>,
+    clip_a_min: vec4<f32>,
+    clip_a_max: vec4<f32>,
+    clip_b_min: vec4<f32>,
+    clip_b_max: vec4<f32>,
     mesh_a: MeshRef,
     mesh_b: MeshRef,
     // The pair's culling_dist (2014 Eq. 1) and max_it (2013 Eq. 1): each pair has its own lengths.
     culling_dist: f32,
     max_it: u32,
-    pad_a: u32,
+    // The pair's candidate extension (rtcd::RtcdParams::candidate_extension).
+    candidate_extension: f32,
     pad_b: u32,
 }
 
-// One pair of one step: its step record and its statics, put together on the device
-// (pair_assemble.wgsl).
+// One pair of one step: its step record, what is derived of it, and its statics, put together on the
+// device (pair_assemble.wgsl).
 struct Pair {
     step: PairStep,
+    frame: PairFrame,
     statics: PairStatic,
 }
 

@@ -64,7 +64,7 @@ pub const MESH_REACH_SOLID_BEHIND: u32 = 1;
 /// ([`rtcd::detect::nearer_way_out`]).
 pub const MESH_REACH_CLOSED: u32 = 2;
 
-/// `PairStep`: what the host uploads of a pair each step.
+/// `PairStep`: what the host uploads of a pair each step: its relative pose and its layout.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuPairStep {
@@ -72,18 +72,6 @@ pub struct GpuPairStep {
     pub pose12_q: [f32; 4],
     /// Shape 2's translation in shape 1's frame.
     pub pose12_t: [f32; 4],
-    /// Shape 1's rotation in shape 2's frame.
-    pub pose21_q: [f32; 4],
-    /// Shape 1's translation in shape 2's frame.
-    pub pose21_t: [f32; 4],
-    /// Candidate region of shape 1's vertices (shape 1's frame).
-    pub region_a_min: [f32; 4],
-    /// See `region_a_min`.
-    pub region_a_max: [f32; 4],
-    /// Candidate region of shape 2's vertices (shape 2's frame).
-    pub region_b_min: [f32; 4],
-    /// See `region_b_min`.
-    pub region_b_max: [f32; 4],
     /// Pair-table slot.
     pub slot: u32,
     /// `PAIR_STANDARD | PAIR_NEW`.
@@ -100,6 +88,26 @@ pub struct GpuPairStep {
     pub _pad_a: u32,
     /// Padding.
     pub _pad_b: u32,
+}
+
+/// `PairFrame`: what `pair_assemble.wgsl` derives of a pair each step from its [`GpuPairStep`] and
+/// [`GpuPairStatic`], with the host's operations.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuPairFrame {
+    /// Shape 1's rotation in shape 2's frame (`rtcd::Pose::inverse` of the step's pose).
+    pub pose21_q: [f32; 4],
+    /// Shape 1's translation in shape 2's frame.
+    pub pose21_t: [f32; 4],
+    /// Candidate region of shape 1's vertices (shape 1's frame;
+    /// `rtcd::detect::vertex_candidate_region`).
+    pub region_a_min: [f32; 4],
+    /// See `region_a_min`.
+    pub region_a_max: [f32; 4],
+    /// Candidate region of shape 2's vertices (shape 2's frame).
+    pub region_b_min: [f32; 4],
+    /// See `region_b_min`.
+    pub region_b_max: [f32; 4],
 }
 
 /// `PairStatic`: what a pair keeps on the device for as long as it holds its slot (its meshes and
@@ -127,6 +135,24 @@ pub struct GpuPairStatic {
     pub behind_b_min: [f32; 4],
     /// See `behind_b_min`.
     pub behind_b_max: [f32; 4],
+    /// Shape 1's mesh's bounding box (its frame): its vertices' candidate region is within it
+    /// (`rtcd::detect::vertex_candidate_region`).
+    pub box_a_min: [f32; 4],
+    /// See `box_a_min`.
+    pub box_a_max: [f32; 4],
+    /// Shape 2's mesh's bounding box (its frame).
+    pub box_b_min: [f32; 4],
+    /// See `box_b_min`.
+    pub box_b_max: [f32; 4],
+    /// The box direction 1's candidate region is clipped to, in shape 1's frame: shape 1's
+    /// bounding box, or its solid-behind box at the pair's solid reach (`rtcd::RtcdMesh::behind_box`).
+    pub clip_a_min: [f32; 4],
+    /// See `clip_a_min`.
+    pub clip_a_max: [f32; 4],
+    /// The box direction 0's candidate region is clipped to, in shape 2's frame.
+    pub clip_b_min: [f32; 4],
+    /// See `clip_b_min`.
+    pub clip_b_max: [f32; 4],
     /// Shape 1's mesh.
     pub mesh_a: GpuMeshRef,
     /// Shape 2's mesh.
@@ -135,19 +161,21 @@ pub struct GpuPairStatic {
     pub culling_dist: f32,
     /// The pair's `max_it` (2013 Eq. 1).
     pub max_it: u32,
-    /// Padding.
-    pub _pad_a: u32,
+    /// The pair's candidate extension (`rtcd::RtcdParams::candidate_extension`).
+    pub candidate_extension: f32,
     /// Padding.
     pub _pad_b: u32,
 }
 
-/// `Pair`: one pair of one step, its step record and its statics, put together on the device
-/// (`pair_assemble.wgsl`).
+/// `Pair`: one pair of one step, its step record, what is derived of it and its statics, put
+/// together on the device (`pair_assemble.wgsl`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuPair {
     /// What the host uploaded this step.
     pub step: GpuPairStep,
+    /// What the device derived of it.
+    pub frame: GpuPairFrame,
     /// What the pair keeps while it holds its slot.
     pub statics: GpuPairStatic,
 }

@@ -2,7 +2,8 @@
 //! kernels, with per-pair iterative state kept in GPU buffers between steps.
 //!
 //! One step, on the device: `pair_assemble` (one thread per pair: the step's pair record from the
-//! uploaded step record and the statics kept by slot) → `pair_begin` (one thread per pair) →
+//! uploaded step record, a relative pose and the layout, and the statics kept by slot; the inverse
+//! pose and the vertex candidate regions derived there) → `pair_begin` (one thread per pair) →
 //! `trace_standard` and
 //! `walk_iterative` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
 //! traced with the standard tracer, pair direction × record for pairs traced iteratively) →
@@ -23,14 +24,14 @@ use std::{
 use glam::Vec3;
 use rayon::prelude::*;
 use rtcd::{
-    BackendError, ContactCandidate, NarrowPhaseBackend, PairInput, PairKey, PairOutput, Pose, RayKind,
-    RayRecord, RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
+    BackendError, ContactCandidate, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind, RayRecord,
+    RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     aabb::Aabb,
     contact::{RayContact, ReduceScratch, reduce_manifolds_with, reproject},
     detect::{
         box_face_normal, closed_reach_into, merge_motion_contacts, needs_standard_trace, pair_edge_contacts,
         pair_motion_contacts, reach_box, separation_before_trace, separation_for_reach_from,
-        solid_behind_box, vertex_candidate_region,
+        solid_behind_box, vertex_clip_box,
     },
     narrow_phase::{RayDebug, RayOutcome},
 };
@@ -201,6 +202,8 @@ pub struct GpuNarrowPhase {
     timestamps: Option<Timestamps>,
     last_timings: KernelTimings,
     last_host: HostPhases,
+    /// Pairs of the last step on the device (the `pairs` buffer's filled length).
+    last_pairs: u32,
     pending: Option<Pending>,
     failed: Option<BackendError>,
     lost: Option<Arc<AtomicBool>>,
@@ -308,6 +311,7 @@ impl GpuNarrowPhase {
             timestamps,
             last_timings: Vec::new(),
             last_host: HostPhases::default(),
+            last_pairs: 0,
             pending: None,
             failed: None,
             lost: None,
@@ -372,6 +376,25 @@ impl GpuNarrowPhase {
             &self.device,
             &self.queue,
             self.table.buffer.buffer(),
+            bytes,
+            self.options.timeout,
+        )
+        .map(|b| bytemuck::pod_collect_to_vec(&b))
+    }
+
+    /// Reads back the last step's pairs as the device assembled them (`pair_assemble.wgsl`: the
+    /// uploaded step record, the inverse pose and candidate regions derived on the device, the
+    /// statics), in the step's pair order (blocking; for tests and debugging). Empty before a step
+    /// and after one without pairs on the device.
+    pub fn read_step_pairs(&self) -> Result<Vec<GpuPair>, BackendError> {
+        if self.last_pairs == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = self.last_pairs as u64 * std::mem::size_of::<GpuPair>() as u64;
+        crate::readback::read_buffer(
+            &self.device,
+            &self.queue,
+            self.bufs.pairs.buffer(),
             bytes,
             self.options.timeout,
         )
@@ -698,16 +721,10 @@ impl GpuNarrowPhase {
                 }
                 None => 0,
             };
-            let (pos21, [r0, r1], [e0, e1]) = (plan.pos21, plan.regions, plan.entries);
+            let [e0, e1] = plan.entries;
             gpu_steps.push(GpuPairStep {
                 pose12_q: quat4(p.pos12.rotation),
                 pose12_t: vec4(p.pos12.translation, 0.0),
-                pose21_q: quat4(pos21.rotation),
-                pose21_t: vec4(pos21.translation, 0.0),
-                region_a_min: vec4(r0.min, 0.0),
-                region_a_max: vec4(r0.max, 0.0),
-                region_b_min: vec4(r1.min, 0.0),
-                region_b_max: vec4(r1.max, 0.0),
                 slot: a.slot,
                 flags: if plan.standard { PAIR_STANDARD } else { 0 } | if a.new { PAIR_NEW } else { 0 },
                 entry_offset: entries as u32,
@@ -740,6 +757,7 @@ impl GpuNarrowPhase {
         metrics.standard_pairs = jobs.iter().filter(|j| j.standard).count();
         metrics.iterative_pairs = jobs.len() - metrics.standard_pairs;
         upload += self.meshes.take_uploaded();
+        self.last_pairs = gpu_steps.len() as u32;
         if jobs.is_empty() {
             if let Some(own) = own.take() {
                 self.queue.submit([own.finish()]);
@@ -1230,9 +1248,6 @@ struct Plan {
     separated: bool,
     /// Vertex rays of each mesh (all its vertices for a standard trace, its records otherwise).
     entries: [u32; 2],
-    pos21: Pose,
-    /// Each mesh's vertex candidate region.
-    regions: [Aabb; 2],
     /// A standard trace's new reference: the separation bound its mirror keeps (`Some`), and the
     /// witness features.
     separation: Option<f32>,
@@ -1243,8 +1258,9 @@ struct Plan {
 
 /// A pair's plan for the step, from its inputs and its slot's mirror alone (run in parallel over
 /// the pairs): the tracer (IRTCD 2013 Eq. 2 from the mirror's reference), the separation test of
-/// record-less pairs, the vertex candidate regions, and for a pair new in its slot its reach and
-/// solid-behind boxes. The same decisions as the CPU backend's.
+/// record-less pairs, and for a pair new in its slot its reach, solid-behind and candidate-region
+/// boxes (the device derives the vertex candidate regions from them, `pair_assemble.wgsl`). The
+/// same decisions as the CPU backend's.
 fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) -> Plan {
     // Each pair with its own lengths, as on the CPU.
     let params = base.for_pair(p.mesh1, p.mesh2);
@@ -1266,11 +1282,6 @@ fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) 
     } else {
         mirror.rec_counts
     };
-    let pos21 = p.pos12.inverse();
-    let regions = [
-        vertex_candidate_region(p.mesh1, p.mesh2, &pos21, &params),
-        vertex_candidate_region(p.mesh2, p.mesh1, &p.pos12, &params),
-    ];
     // Only read for record-less pairs of the iterative algorithm (see `needs_standard_trace`); the
     // record counts are known after the step.
     let separation = standard.then(|| {
@@ -1293,6 +1304,9 @@ fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) 
             solid_behind_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
             solid_behind_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
         );
+        let (box1, box2) = (p.mesh1.aabb(), p.mesh2.aabb());
+        let (clip1, clip2) =
+            (vertex_clip_box(p.mesh2, p.mesh1, &params), vertex_clip_box(p.mesh1, p.mesh2, &params));
         GpuPairStatic {
             reach_a_min: vec4(reach1.min, 0.0),
             reach_a_max: vec4(reach1.max, 0.0),
@@ -1302,15 +1316,24 @@ fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) 
             behind_a_max: vec4(behind1.max, 0.0),
             behind_b_min: vec4(behind2.min, 0.0),
             behind_b_max: vec4(behind2.max, 0.0),
+            box_a_min: vec4(box1.min, 0.0),
+            box_a_max: vec4(box1.max, 0.0),
+            box_b_min: vec4(box2.min, 0.0),
+            box_b_max: vec4(box2.max, 0.0),
+            clip_a_min: vec4(clip1.min, 0.0),
+            clip_a_max: vec4(clip1.max, 0.0),
+            clip_b_min: vec4(clip2.min, 0.0),
+            clip_b_max: vec4(clip2.max, 0.0),
             // Rays into a closed mesh take the closed reach per pair (`closed_reach_into`).
             mesh_a: closed_reach_ref(s.meshes[0], p.mesh1, &params),
             mesh_b: closed_reach_ref(s.meshes[1], p.mesh2, &params),
             culling_dist: params.culling_dist,
             max_it: params.max_it,
+            candidate_extension: params.candidate_extension(),
             ..Default::default()
         }
     });
-    Plan { standard, separated, entries, pos21, regions, separation, witness, statics }
+    Plan { standard, separated, entries, separation, witness, statics }
 }
 
 /// `r`, where `mesh` lives, marked [`MESH_REACH_CLOSED`] when the other mesh's vertex rays into it

@@ -232,13 +232,18 @@ pub fn ray_limit(exit: f32, reach: Option<f32>) -> f32 {
 /// surface can still be in contact. Both backends pick their vertex candidates with it; the edge
 /// rays keep [`candidate_region`].
 pub fn vertex_candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, params: &RtcdParams) -> Aabb {
-    let extension = params.candidate_extension();
+    let to_in_from = vertex_clip_box(from, to, params).transformed(&from_to.inverse());
+    from.aabb().intersection(to_in_from).extended(params.candidate_extension())
+}
+
+/// The box, in `to`'s frame, that [`vertex_candidate_region`] clips `from`'s box to: `to`'s
+/// bounding box, or into a solid-behind `to` its box grown behind its surface by [`solid_reach`]
+/// ([`RtcdMesh::behind_box`]). It depends on the meshes and the pair's lengths only, so the GPU
+/// backend keeps it with the pair and derives the region from it on the device at every step.
+pub fn vertex_clip_box(from: &RtcdMesh, to: &RtcdMesh, params: &RtcdParams) -> Aabb {
     match solid_reach(from, to, params) {
-        Some(reach) => {
-            let to_in_from = to.behind_box(reach).transformed(&from_to.inverse());
-            from.aabb().intersection(to_in_from).extended(extension)
-        }
-        None => candidate_region(from, to, from_to, extension),
+        Some(reach) => to.behind_box(reach),
+        None => to.aabb(),
     }
 }
 
