@@ -12,6 +12,17 @@ fn transform_point(q: vec4<f32>, t: vec4<f32>, p: vec3<f32>) -> vec3<f32> {
     return quat_rotate(q, p) + t.xyz;
 }
 
+// The Hamilton product a * b (first b, then a), in the order glam's SSE2 Quat::mul_quat adds its
+// terms, so that a relative pose made here rounds as rtcd::Pose::inv_mul makes it on the host.
+fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(
+        (a.w * b.x + a.x * b.w) + (a.y * b.z - a.z * b.y),
+        (a.w * b.y - a.x * b.z) + (a.y * b.w + a.z * b.x),
+        (a.w * b.z + a.x * b.y) + (a.z * b.w - a.y * b.x),
+        (a.w * b.w - a.x * b.x) - (a.y * b.y + a.z * b.z),
+    );
+}
+
 // The inverse of a rigid transform (rtcd::Pose::inverse): the conjugate rotation (glam's
 // Quat::inverse of a unit quaternion), and the translation rotated back and negated.
 fn inverse_q(q: vec4<f32>) -> vec4<f32> {

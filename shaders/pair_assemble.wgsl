@@ -1,17 +1,23 @@
-// Kernel, one thread per pair, first of the step: the step's Pair from what the host uploaded of it
-// this step (PairStep: its relative pose and layout) and what it keeps by slot (PairStatic), stored
-// at the slot when the pair is new in it. The host uploads a pair's boxes, meshes and lengths once,
-// not every step; the inverse pose and the vertex candidate regions (Hermann 2008 §3.2 with the
-// 2014 extension, rtcd::detect::vertex_candidate_region) are derived here, with the host's
-// operations, from the pose and those boxes.
-#import rtcd::types::{Pair, PairFrame, PairStep, PairStatic, Params, PAIR_NEW}
-#import rtcd::math::{linear_index, inverse_q, inverse_t, Box, box_transformed}
+// Kernel, one thread per pair-table slot (and one more), after pair_links: the step's Pair of each slot
+// from what the device keeps and the host uploaded this step. The relative pose is made of the two
+// bodies' world poses (rtcd::Pose::inv_mul); the inverse pose and the vertex candidate regions
+// (Hermann 2008 §3.2 with the 2014 extension, rtcd::detect::vertex_candidate_region) are derived from
+// it and the boxes of the pair's kind, with the host's operations; the flags come from the 4 bits the
+// host uploads for each slot (the tracer it decided by IRTCD 2013 Eq. 2, the separation test); the
+// entries from the flags, the kind's meshes and the slot's record counts. Writes each slot's entry
+// count for the scan that lays the pairs out (the extra last element is 0, so the scan ends with the
+// total). A slot whose pair is not in the step gets no entries.
+#import rtcd::types::{Pair, PairFrame, PairStep, PairStatic, PairLink, Body, Slot, Params, PAIR_NEW, PAIR_STANDARD, PAIR_PRESENT, PAIR_SEPARATED, PAIR_FLAG_BITS}
+#import rtcd::math::{linear_index, inverse_q, inverse_t, quat_mul, quat_rotate, Box, box_transformed}
 
 @group(0) @binding(3) var<storage, read_write> pairs: array<Pair>;
 @group(0) @binding(4) var<uniform> params: Params;
-@group(0) @binding(12) var<storage, read> steps: array<PairStep>;
-@group(0) @binding(13) var<storage, read> new_statics: array<PairStatic>;
-@group(0) @binding(14) var<storage, read_write> statics: array<PairStatic>;
+@group(0) @binding(5) var<storage, read> slots: array<Slot>;
+@group(0) @binding(9) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(12) var<storage, read> slot_flags: array<u32>;
+@group(0) @binding(13) var<storage, read> bodies: array<Body>;
+@group(0) @binding(14) var<storage, read> links: array<PairLink>;
+@group(0) @binding(15) var<storage, read> kinds: array<PairStatic>;
 
 // The candidate region of the vertices of a mesh whose box is `own` (its frame): the overlap with
 // `clip` (the other mesh's box, in that mesh's frame, brought over by the transform q, t) grown by
@@ -27,36 +33,58 @@ fn region(own: Box, clip: Box, q: vec4<f32>, t: vec4<f32>, extension: f32) -> Bo
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     let p = linear_index(wg, nwg, li);
     if (p >= params.pair_count) {
+        if (p == params.pair_count) {
+            counts[p] = 0u;
+        }
         return;
     }
-    let s = steps[p];
-    var st: PairStatic;
-    if ((s.flags & PAIR_NEW) != 0u) {
-        st = new_statics[s.static_index];
-        statics[s.slot] = st;
-    } else {
-        st = statics[s.slot];
+    let per_word = 32u / PAIR_FLAG_BITS;
+    let flags = (slot_flags[p / per_word] >> ((p % per_word) * PAIR_FLAG_BITS)) & ((1u << PAIR_FLAG_BITS) - 1u);
+    var step = PairStep(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), p, flags, 0u, 0u, 0u, 0u, 0u, 0u);
+    if ((flags & PAIR_PRESENT) == 0u) {
+        pairs[p].step = step;
+        counts[p] = 0u;
+        return;
     }
+    let link = links[p];
+    let st = kinds[link.kind];
+    // pos12 = pose1.inverse() * pose2.
+    let a = bodies[link.body_a];
+    let b = bodies[link.body_b];
+    let qa = inverse_q(a.q);
+    let ta = inverse_t(a.q, a.t);
+    step.pose12_q = quat_mul(qa, b.q);
+    step.pose12_t = vec4<f32>(quat_rotate(qa, b.t.xyz) + ta.xyz, 0.0);
+    if ((flags & PAIR_SEPARATED) == 0u) {
+        if ((flags & PAIR_STANDARD) != 0u) {
+            step.entries_a = st.mesh_a.vertex_count;
+            step.entries_b = st.mesh_b.vertex_count;
+        } else {
+            step.entries_a = slots[p].rec_count_a;
+            step.entries_b = slots[p].rec_count_b;
+        }
+    }
+    counts[p] = step.entries_a + step.entries_b;
     // pos21 = pos12.inverse(); shape 1's region takes shape 2's clip box through pos21.inverse(), and
     // shape 2's takes shape 1's through pos12.inverse(), as the host computes them.
-    let q21 = inverse_q(s.pose12_q);
-    let t21 = inverse_t(s.pose12_q, s.pose12_t);
+    let q21 = inverse_q(step.pose12_q);
+    let t21 = inverse_t(step.pose12_q, step.pose12_t);
     let e = st.candidate_extension;
-    let a = region(
+    let ra = region(
         Box(st.box_a_min.xyz, st.box_a_max.xyz),
         Box(st.clip_b_min.xyz, st.clip_b_max.xyz),
         inverse_q(q21),
         inverse_t(q21, t21),
         e,
     );
-    let b = region(Box(st.box_b_min.xyz, st.box_b_max.xyz), Box(st.clip_a_min.xyz, st.clip_a_max.xyz), q21, t21, e);
+    let rb = region(Box(st.box_b_min.xyz, st.box_b_max.xyz), Box(st.clip_a_min.xyz, st.clip_a_max.xyz), q21, t21, e);
     let frame = PairFrame(
         q21,
         t21,
-        vec4<f32>(a.lo, 0.0),
-        vec4<f32>(a.hi, 0.0),
-        vec4<f32>(b.lo, 0.0),
-        vec4<f32>(b.hi, 0.0),
+        vec4<f32>(ra.lo, 0.0),
+        vec4<f32>(ra.hi, 0.0),
+        vec4<f32>(rb.lo, 0.0),
+        vec4<f32>(rb.hi, 0.0),
     );
-    pairs[p] = Pair(s, frame, st);
+    pairs[p] = Pair(step, frame, st);
 }

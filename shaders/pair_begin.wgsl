@@ -1,6 +1,7 @@
-// Kernel, one thread per pair: resets the pair-table slot of a new pair and records the reference
-// relative pose (t_ni, q_ni) of a pair traced with the standard tracer this step (IRTCD 2013 Eq. 2).
-#import rtcd::types::{Slot, PAIR_STANDARD, PAIR_NEW}
+// Kernel, one thread per pair-table slot (those whose pair is not in the step are passed over): resets
+// the slot of a new pair and records the reference relative pose (t_ni, q_ni) of a pair traced with the
+// standard tracer this step (IRTCD 2013 Eq. 2).
+#import rtcd::types::{Slot, PAIR_STANDARD, PAIR_NEW, PAIR_PRESENT}
 #import rtcd::math::linear_index
 #import rtcd::pairs::{pairs, params}
 
@@ -13,6 +14,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         return;
     }
     let pair = pairs[p];
+    if ((pair.step.flags & PAIR_PRESENT) == 0u) {
+        return;
+    }
     var slot = slots[pair.step.slot];
     if ((pair.step.flags & PAIR_NEW) != 0u) {
         slot = Slot(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), 0u, 0u, 0u, 0u);

@@ -1,6 +1,7 @@
-// Kernel, one thread per pair: after compaction, each direction's records form one contiguous range
-// of the new records buffer; store it in the pair's slot for the next step's iterative walk.
-#import rtcd::types::Slot
+// Kernel, one thread per pair-table slot (those whose pair is not in the step are passed over): after
+// compaction, each direction's records form one contiguous range of the new records buffer; store it in
+// the pair's slot for the next step's iterative walk.
+#import rtcd::types::{Slot, PAIR_PRESENT}
 #import rtcd::math::linear_index
 #import rtcd::pairs::{pairs, params}
 
@@ -14,6 +15,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         return;
     }
     let pair = pairs[p];
+    if ((pair.step.flags & PAIR_PRESENT) == 0u) {
+        return;
+    }
     let a = offsets[pair.step.entry_offset];
     let b = offsets[pair.step.entry_offset + pair.step.entries_a];
     let c = offsets[pair.step.entry_offset + pair.step.entries_a + pair.step.entries_b];

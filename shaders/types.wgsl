@@ -29,9 +29,14 @@ const RAY_PREDICTIVE: u32 = 2u;
 // does not meet a box's face within culling_dist, shaders/cuboid.wgsl).
 const ENTRY_RECORD_ONLY: u32 = 32u;
 
-// Pair.flags
+// Pair.flags (the 4 bits uploaded for each pair-table slot, 8 slots a word)
 const PAIR_STANDARD: u32 = 1u;
 const PAIR_NEW: u32 = 2u;
+// In this step's pairs (a slot without it is free or its pair is not in the step: no entries).
+const PAIR_PRESENT: u32 = 4u;
+// Separated before tracing (rtcd::detect::separation_before_trace): no entries.
+const PAIR_SEPARATED: u32 = 8u;
+const PAIR_FLAG_BITS: u32 = 4u;
 
 // Record.triangle: bit 31 set for a prediction.
 const RECORD_PREDICTION: u32 = 0x80000000u;
@@ -97,24 +102,43 @@ struct MeshRef {
 const REACH_SOLID_BEHIND: u32 = 1u;
 const REACH_CLOSED: u32 = 2u;
 
-// What the host uploads of a pair each step: its relative pose and its layout.
+// A body's world pose (quaternion xyzw, translation xyz), uploaded every step by body slot: the
+// pairs' relative poses are made of them on the device (pair_assemble.wgsl).
+struct Body {
+    q: vec4<f32>,
+    t: vec4<f32>,
+}
+
+// The bodies and kind of the pair in a pair-table slot: uploaded when the pair is new in its slot or
+// its bodies' slots changed, kept on the device by slot (pair_links.wgsl).
+struct PairLink {
+    slot: u32,
+    // Shape 1's body and shape 2's (Body slots).
+    body_a: u32,
+    body_b: u32,
+    // The pair's PairStatic among the kinds (one per pair of meshes).
+    kind: u32,
+}
+
+// A pair's step, made on the device for each pair-table slot (pair_assemble.wgsl): its relative pose
+// from its bodies' poses, its flags (uploaded, 4 bits a slot), its entries (standard: the meshes' vertex
+// counts; iterative: the slot's record counts; none when separated or absent) and, after the scan of the
+// entries over the slots (pair_layout.wgsl), its first entry.
 struct PairStep {
     // Shape 2's pose in shape 1's frame (quaternion xyzw, translation xyz).
     pose12_q: vec4<f32>,
     pose12_t: vec4<f32>,
-    // Pair-table slot holding this pair's state.
+    // The pair-table slot (the pair's index in the step).
     slot: u32,
-    // PAIR_STANDARD, PAIR_NEW.
+    // PAIR_PRESENT, PAIR_STANDARD, PAIR_NEW, PAIR_SEPARATED.
     flags: u32,
-    // First entry of this pair in the flattened ray list, and entries per direction (standard: vertex
-    // counts; iterative: record counts).
+    // First entry of this pair in the flattened ray list, and entries per direction.
     entry_offset: u32,
     entries_a: u32,
     entries_b: u32,
-    // With PAIR_NEW: the pair's PairStatic in the step's list of new ones.
-    static_index: u32,
     pad_a: u32,
     pad_b: u32,
+    pad_c: u32,
 }
 
 // What pair_assemble.wgsl derives of a pair each step from its PairStep and PairStatic, with the
@@ -221,11 +245,13 @@ const CONTACT_KIND_BITS: u32 = 6u;
 
 // Step constants.
 struct Params {
-    // The pairs carry their lengths (Pair.culling_dist, Pair.max_it).
-    pad_c: u32,
+    // Pair links uploaded this step (pair_links.wgsl); the pairs carry their lengths
+    // (Pair.statics.culling_dist, max_it).
+    link_count: u32,
     pad_d: u32,
     prediction: u32,
     reprojection: u32,
+    // Pair-table slots this step (the pairs are indexed by slot).
     pair_count: u32,
     entry_count: u32,
     pad_a: u32,

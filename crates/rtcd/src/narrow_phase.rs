@@ -65,12 +65,25 @@ pub struct PairInput<'a> {
     /// ([`crate::detect::pair_motion_contacts`]) trace each vertex's path from there; `None`: no
     /// motion rays.
     pub previous: Option<Pose>,
+    /// Both shapes' world poses, when the caller has them ([`PairInput::from_world`],
+    /// [`PairInput::with_world`]); `pos12` must be `world[0].inv_mul(&world[1])`, up to rounding. A
+    /// backend may build the pairs' relative poses from one pose per body: the GPU backend uploads
+    /// a pose per body a step, not one per pair, taking [`PairKey::a`] and [`PairKey::b`] as the
+    /// bodies' ids (a pair whose id comes with another pose in the same step has its own). `None`:
+    /// `pos12` alone (uploaded per pair).
+    pub world: Option<[Pose; 2]>,
 }
 
 impl<'a> PairInput<'a> {
     /// A pair from its relative pose.
     pub fn new(key: PairKey, mesh1: &'a RtcdMesh, mesh2: &'a RtcdMesh, pos12: Pose) -> Self {
-        Self { key, mesh1, mesh2, pos12, hold: false, previous: None }
+        Self { key, mesh1, mesh2, pos12, hold: false, previous: None, world: None }
+    }
+
+    /// The same pair with [`Self::world`] set to `(pose1, pose2)`, the shapes' world poses of which
+    /// its `pos12` was made.
+    pub fn with_world(self, pose1: Pose, pose2: Pose) -> Self {
+        Self { world: Some([pose1, pose2]), ..self }
     }
 
     /// The same pair with [`Self::previous`] set to `previous`.
@@ -83,7 +96,7 @@ impl<'a> PairInput<'a> {
         Self { hold, ..self }
     }
 
-    /// A pair from the two world poses.
+    /// A pair from the two world poses (kept in [`Self::world`]).
     pub fn from_world(
         key: PairKey,
         mesh1: &'a RtcdMesh,
@@ -91,7 +104,7 @@ impl<'a> PairInput<'a> {
         mesh2: &'a RtcdMesh,
         pose2: Pose,
     ) -> Self {
-        Self::new(key, mesh1, mesh2, pose1.inv_mul(&pose2))
+        Self::new(key, mesh1, mesh2, pose1.inv_mul(&pose2)).with_world(pose1, pose2)
     }
 }
 

@@ -154,7 +154,8 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// The backend inputs.
+    /// The backend inputs (with both shapes' world poses: a backend may upload one pose per
+    /// collider rather than one per pair).
     pub fn inputs(&self) -> Vec<PairInput<'_>> {
         self.pairs
             .iter()
@@ -162,6 +163,7 @@ impl Batch {
                 PairInput::new(p.key, &p.mesh1, &p.mesh2, to_rtcd(&p.pos12))
                     .with_hold(p.hold)
                     .with_previous(Some(to_rtcd(&p.previous12)))
+                    .with_world(to_rtcd(&p.pose1), to_rtcd(&p.pose2))
             })
             .collect()
     }

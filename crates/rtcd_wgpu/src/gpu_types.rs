@@ -64,17 +64,44 @@ pub const MESH_REACH_SOLID_BEHIND: u32 = 1;
 /// ([`rtcd::detect::nearer_way_out`]).
 pub const MESH_REACH_CLOSED: u32 = 2;
 
-/// `PairStep`: what the host uploads of a pair each step: its relative pose and its layout.
+/// `Body`: a body's world pose, uploaded every step by body slot; the pairs' relative poses are
+/// made of them on the device (`pair_assemble.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuBody {
+    /// Rotation (xyzw).
+    pub q: [f32; 4],
+    /// Translation (w unused).
+    pub t: [f32; 4],
+}
+
+/// `PairLink`: the bodies and kind of the pair in a pair-table slot, uploaded when the pair is new
+/// in its slot or its bodies' slots changed, kept on the device by slot (`pair_links.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GpuPairLink {
+    /// Pair-table slot.
+    pub slot: u32,
+    /// Shape 1's body slot.
+    pub body_a: u32,
+    /// Shape 2's body slot.
+    pub body_b: u32,
+    /// The pair's [`GpuPairStatic`] among the kinds (one per pair of meshes).
+    pub kind: u32,
+}
+
+/// `PairStep`: a pair's step, made on the device for each pair-table slot (`pair_assemble.wgsl`,
+/// `pair_layout.wgsl`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuPairStep {
-    /// Shape 2's rotation in shape 1's frame (xyzw).
+    /// Shape 2's rotation in shape 1's frame (xyzw), from the bodies' poses.
     pub pose12_q: [f32; 4],
     /// Shape 2's translation in shape 1's frame.
     pub pose12_t: [f32; 4],
-    /// Pair-table slot.
+    /// Pair-table slot (the pair's index in the step).
     pub slot: u32,
-    /// `PAIR_STANDARD | PAIR_NEW`.
+    /// `PAIR_PRESENT | PAIR_STANDARD | PAIR_NEW | PAIR_SEPARATED`.
     pub flags: u32,
     /// First entry in the flattened ray list.
     pub entry_offset: u32,
@@ -82,12 +109,12 @@ pub struct GpuPairStep {
     pub entries_a: u32,
     /// Entries of direction 1.
     pub entries_b: u32,
-    /// With [`PAIR_NEW`]: the pair's [`GpuPairStatic`] in the step's list of new ones.
-    pub static_index: u32,
     /// Padding.
     pub _pad_a: u32,
     /// Padding.
     pub _pad_b: u32,
+    /// Padding.
+    pub _pad_c: u32,
 }
 
 /// `PairFrame`: what `pair_assemble.wgsl` derives of a pair each step from its [`GpuPairStep`] and
@@ -184,6 +211,13 @@ pub struct GpuPair {
 pub const PAIR_STANDARD: u32 = 1;
 /// `Pair.flags`: first step of the pair in its slot (reset the slot).
 pub const PAIR_NEW: u32 = 2;
+/// `Pair.flags`: the slot's pair is in this step (a slot without it has no entries).
+pub const PAIR_PRESENT: u32 = 4;
+/// `Pair.flags`: separated before tracing (`rtcd::detect::separation_before_trace`): no entries.
+pub const PAIR_SEPARATED: u32 = 8;
+/// Bits of `Pair.flags` uploaded for each pair-table slot, packed 8 slots a `u32` (slot `s` in word
+/// `s / 8`, at bit `4 * (s % 8)`).
+pub const PAIR_FLAG_BITS: u32 = 4;
 
 /// `Slot`: a pair-table slot.
 #[repr(C)]
@@ -253,15 +287,16 @@ const _: () = assert!(ENTRY_RECORD_ONLY < 1 << CONTACT_KIND_BITS);
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuParams {
-    /// Padding (the pairs carry their lengths: [`GpuPairStatic::culling_dist`], [`GpuPairStatic::max_it`]).
-    pub _pad_c: u32,
+    /// Pair links uploaded this step (`pair_links.wgsl`); the pairs carry their lengths
+    /// ([`GpuPairStatic::culling_dist`], [`GpuPairStatic::max_it`]).
+    pub link_count: u32,
     /// Padding.
     pub _pad_d: u32,
     /// Predictive rays on.
     pub prediction: u32,
     /// Re-projection on.
     pub reprojection: u32,
-    /// Pairs this step.
+    /// Pair-table slots this step (the pairs are indexed by slot).
     pub pair_count: u32,
     /// Entries this step.
     pub entry_count: u32,

@@ -18,7 +18,18 @@ enum Access {
 fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
     use Access::*;
     match kernel {
-        Kernel::PairAssemble => &[(3, ReadWrite), (4, Uniform), (12, Read), (13, Read), (14, ReadWrite)],
+        Kernel::PairLinks => &[(4, Uniform), (14, ReadWrite), (16, Read)],
+        Kernel::PairAssemble => &[
+            (3, ReadWrite),
+            (4, Uniform),
+            (5, Read),
+            (9, ReadWrite),
+            (12, Read),
+            (13, Read),
+            (14, Read),
+            (15, Read),
+        ],
+        Kernel::PairLayout => &[(3, ReadWrite), (4, Uniform), (9, Read)],
         Kernel::PairBegin => &[(3, Read), (4, Uniform), (5, ReadWrite)],
         Kernel::TraceStandardBrute | Kernel::TraceStandardBvh => {
             &[(0, Read), (1, Read), (2, Read), (3, Read), (4, Uniform), (7, ReadWrite), (8, ReadWrite)]

@@ -2,9 +2,11 @@
 //!
 //! The ray-traced narrow phase of `rtcd` as WGSL compute kernels (`shaders/`, composed with
 //! naga_oil imports) on wgpu, on a device it creates itself ([`create_device`]) or on any `wgpu`
-//! device, such as Bevy's `RenderDevice`. Meshes are uploaded once and stay resident, and so are
-//! each pair's reach boxes, meshes and lengths while it holds its slot; each step uploads the pairs'
-//! poses, candidate regions and ray layout. Per-pair iterative state (each ray's last triangle or prediction,
+//! device, such as Bevy's `RenderDevice`. Meshes are uploaded once and stay resident, and so are the
+//! reach, solid-behind and candidate-region boxes of each pair of meshes, and each pair's bodies and
+//! kind while it holds its slot; each step uploads one world pose per body and 4 flag bits per slot
+//! (the tracer the host decided, the separation test), and the device makes each pair's relative
+//! pose, candidate regions and ray layout (a prefix sum over the slots' entry counts). Per-pair iterative state (each ray's last triangle or prediction,
 //! the reference pose) stays in GPU buffers between steps, in a pair table whose slots are allocated
 //! and freed as pairs enter and leave. Work layout: one thread per (pair direction, vertex) — or per
 //! record for pairs traced iteratively — over a flattened ray list with per-pair offsets (IRTCD 2013
@@ -14,6 +16,7 @@
 //! [`GpuNarrowPhase`] has the same inputs and outputs as `rtcd::NarrowPhase` and implements
 //! `rtcd::NarrowPhaseBackend`; `submit` / `collect` split a step for pipelined use.
 
+mod bodies;
 mod buffer;
 pub mod device;
 mod error;

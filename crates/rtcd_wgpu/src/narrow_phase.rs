@@ -1,15 +1,21 @@
 //! The GPU narrow phase: the same inputs and outputs as `rtcd::NarrowPhase`, computed by the WGSL
 //! kernels, with per-pair iterative state kept in GPU buffers between steps.
 //!
-//! One step, on the device: `pair_assemble` (one thread per pair: the step's pair record from the
-//! uploaded step record, a relative pose and the layout, and the statics kept by slot; the inverse
-//! pose and the vertex candidate regions derived there) → `pair_begin` (one thread per pair) →
-//! `trace_standard` and
-//! `walk_iterative` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
-//! traced with the standard tracer, pair direction × record for pairs traced iteratively) →
-//! `flag_entries` + `scan` (prefix sum) → `compact` (dense records for the next step, and the rays
-//! that found contacts, to read back: 16 bytes each) → `pair_end` (record ranges into the pair
-//! table). The host reads back the compacted rays, makes their contacts with the CPU backend's
+//! What the host uploads a step: one world pose per body ([`crate::bodies::BodyTable`]), 4 flag bits
+//! per pair-table slot (in the step, new in its slot, the tracer it decided by IRTCD 2013 Eq. 2,
+//! separated), the links (slot, bodies, kind: 16 bytes) of the pairs new in their slots, and the
+//! statics of new pairs of meshes ([`crate::bodies::KindTable`]).
+//!
+//! One step, on the device, the pairs indexed by slot: `pair_links` (one thread per new link) →
+//! `pair_assemble` (one thread per slot: the relative pose made of the bodies' poses, the inverse
+//! pose, the vertex candidate regions, the entries from the flags, meshes and record counts) →
+//! `scan` of the slots' entry counts → `pair_layout` (each pair's first entry) → `pair_begin` (one
+//! thread per slot) → `trace_standard` and `walk_iterative` (one thread per entry of the flattened
+//! ray list: pair direction × vertex for pairs traced with the standard tracer, pair direction ×
+//! record for pairs traced iteratively) → `flag_entries` + `scan` (prefix sum) → `compact` (dense
+//! records for the next step, and the rays that found contacts, to read back: 16 bytes each) →
+//! `pair_end` (record ranges into the pair table). The host checks that the device laid out the rays
+//! it planned, reads back the compacted rays, makes their contacts with the CPU backend's
 //! re-projection from the meshes it keeps, and reduces them to manifolds with the same code.
 
 use std::{
@@ -38,6 +44,7 @@ use rtcd::{
 use rustc_hash::FxHashSet;
 
 use crate::{
+    bodies::{BodyTable, KindTable},
     buffer::GrowBuffer,
     error::GpuError,
     gpu_types::*,
@@ -86,7 +93,7 @@ pub struct HostPhases {
 /// the rest with a second one.
 pub const FIRST_READ_CONTACTS: u64 = 256;
 
-const MAX_PASSES: u32 = 16;
+const MAX_PASSES: u32 = 24;
 const SMALL_STAGING: u64 = 256 + 16 * MAX_PASSES as u64;
 const TIMESTAMP_OFFSET: u64 = 256;
 
@@ -97,14 +104,21 @@ struct Timestamps {
 }
 
 struct StepBuffers {
-    /// The step's pairs, assembled on the device (`pair_assemble`).
+    /// The step's pairs, one per pair-table slot, assembled on the device (`pair_assemble`).
     pairs: GrowBuffer<GpuPair>,
-    /// What the host uploads of each pair each step.
-    steps: GrowBuffer<GpuPairStep>,
-    /// The statics of the step's new pairs, uploaded.
-    new_statics: GrowBuffer<GpuPairStatic>,
-    /// Every slot's pair statics, kept on the device (as large as the pair table).
-    statics: GrowBuffer<GpuPairStatic>,
+    /// Every body's world pose, uploaded every step by body slot.
+    bodies: GrowBuffer<GpuBody>,
+    /// Every slot's bodies and kind, kept on the device (as large as the pair table).
+    links: GrowBuffer<GpuPairLink>,
+    /// The links of the step's pairs new in their slots or whose bodies moved slot, uploaded.
+    link_changes: GrowBuffer<GpuPairLink>,
+    /// One [`GpuPairStatic`] per pair of meshes, kept (new ones uploaded once).
+    kinds: GrowBuffer<GpuPairStatic>,
+    /// Each slot's 4 flag bits this step ([`PAIR_FLAG_BITS`]), uploaded.
+    slot_flags: GrowBuffer<u32>,
+    /// Each slot's entry count, then (scanned) its first entry; one more element holds the total.
+    pair_scan: GrowBuffer<u32>,
+    pair_scan_levels: ScanBuffers,
     params: wgpu::Buffer,
     records: [GrowBuffer<GpuRecord>; 2],
     entries: GrowBuffer<GpuEntryHit>,
@@ -202,8 +216,12 @@ pub struct GpuNarrowPhase {
     timestamps: Option<Timestamps>,
     last_timings: KernelTimings,
     last_host: HostPhases,
-    /// Pairs of the last step on the device (the `pairs` buffer's filled length).
+    /// Pairs of the last step on the device (the `pairs` buffer's filled length: the table's slots).
     last_pairs: u32,
+    /// Body slots and poses.
+    bodies: BodyTable,
+    /// Pair statics by pair of meshes.
+    kinds: KindTable,
     pending: Option<Pending>,
     failed: Option<BackendError>,
     lost: Option<Arc<AtomicBool>>,
@@ -251,14 +269,18 @@ impl GpuNarrowPhase {
         };
         let bufs = StepBuffers {
             pairs: GrowBuffer::new(device, "rtcd:buffer:pairs", usage, 256),
-            steps: GrowBuffer::new(device, "rtcd:buffer:pair_steps", usage, 256),
-            new_statics: GrowBuffer::new(device, "rtcd:buffer:pair_statics_new", usage, 64),
-            statics: GrowBuffer::new(
+            bodies: GrowBuffer::new(device, "rtcd:buffer:bodies", usage, 256),
+            links: GrowBuffer::new(
                 device,
-                "rtcd:buffer:pair_statics",
+                "rtcd:buffer:pair_links",
                 usage,
                 options.initial_pair_capacity.max(1) as u64,
             ),
+            link_changes: GrowBuffer::new(device, "rtcd:buffer:pair_link_changes", usage, 64),
+            kinds: GrowBuffer::new(device, "rtcd:buffer:pair_kinds", usage, 16),
+            slot_flags: GrowBuffer::new(device, "rtcd:buffer:slot_flags", usage, 64),
+            pair_scan: GrowBuffer::new(device, "rtcd:buffer:pair_scan", usage, 257),
+            pair_scan_levels: ScanBuffers::new(device),
             params: uniform("rtcd:buffer:params", std::mem::size_of::<GpuParams>() as u64),
             records: [
                 GrowBuffer::new(device, "rtcd:buffer:records_a", usage, 4096),
@@ -312,6 +334,8 @@ impl GpuNarrowPhase {
             last_timings: Vec::new(),
             last_host: HostPhases::default(),
             last_pairs: 0,
+            bodies: BodyTable::new(),
+            kinds: KindTable::new(),
             pending: None,
             failed: None,
             lost: None,
@@ -382,10 +406,11 @@ impl GpuNarrowPhase {
         .map(|b| bytemuck::pod_collect_to_vec(&b))
     }
 
-    /// Reads back the last step's pairs as the device assembled them (`pair_assemble.wgsl`: the
-    /// uploaded step record, the inverse pose and candidate regions derived on the device, the
-    /// statics), in the step's pair order (blocking; for tests and debugging). Empty before a step
-    /// and after one without pairs on the device.
+    /// Reads back the last step's pairs as the device assembled them (`pair_assemble.wgsl`,
+    /// `pair_layout.wgsl`: relative and inverse poses, flags, entries, candidate regions, the
+    /// kind's statics), one per pair-table slot ([`GpuNarrowPhase::pair_slot`]; a slot whose pair was
+    /// not in the step has no [`PAIR_PRESENT`] flag) (blocking; for tests and debugging). Empty before
+    /// a step and after one without pairs on the device.
     pub fn read_step_pairs(&self) -> Result<Vec<GpuPair>, BackendError> {
         if self.last_pairs == 0 {
             return Ok(Vec::new());
@@ -699,8 +724,20 @@ impl GpuNarrowPhase {
             .with_min_len(32)
             .map(|s| plan_pair(&pairs[s.input_index], s, &base, opts))
             .collect();
-        let mut gpu_steps = Vec::with_capacity(valid.len());
-        let mut new_statics = Vec::new();
+        // The contacts read back carry their pair's slot in the bits above their kind.
+        let capacity = self.table.capacity();
+        if capacity as u64 > (u32::MAX >> CONTACT_KIND_BITS) as u64 {
+            return Err(BackendError::Device(format!(
+                "a pair table of {capacity} slots is too large for the GPU backend (at most {})",
+                u32::MAX >> CONTACT_KIND_BITS
+            )));
+        }
+        // What is uploaded of the pairs: one pose per body, 4 flag bits per slot, and the links of
+        // pairs new in their slots (or whose bodies moved slot); the kinds of new pairs of meshes.
+        self.bodies.begin();
+        let per_word = (32 / PAIR_FLAG_BITS) as usize;
+        let mut slot_flags = vec![0u32; (capacity as usize).div_ceil(per_word)];
+        let mut link_changes = Vec::new();
         let mut jobs = Vec::with_capacity(valid.len());
         let mut entries = 0u64;
         for (s, plan) in slotted.iter().zip(plans) {
@@ -714,25 +751,20 @@ impl GpuNarrowPhase {
                 m.witness = plan.witness;
             }
             metrics.new_pairs += a.new as usize;
-            let static_index = match plan.statics {
-                Some(st) => {
-                    new_statics.push(st);
-                    new_statics.len() as u32 - 1
-                }
-                None => 0,
-            };
+            let [body_a, body_b] = self.bodies.pair_bodies(p.key, p.world, &p.pos12);
+            let kind = self.kinds.kind((p.mesh1.id(), p.mesh2.id()), || pair_statics(p, s.meshes, &base));
+            let m = self.table.mirror_mut(a.slot);
+            if a.new || m.link != Some([body_a, body_b, kind]) {
+                link_changes.push(GpuPairLink { slot: a.slot, body_a, body_b, kind });
+                m.link = Some([body_a, body_b, kind]);
+            }
+            let flags = PAIR_PRESENT
+                | if plan.standard { PAIR_STANDARD } else { 0 }
+                | if a.new { PAIR_NEW } else { 0 }
+                | if plan.separated { PAIR_SEPARATED } else { 0 };
+            let slot = a.slot as usize;
+            slot_flags[slot / per_word] |= flags << (PAIR_FLAG_BITS as usize * (slot % per_word));
             let [e0, e1] = plan.entries;
-            gpu_steps.push(GpuPairStep {
-                pose12_q: quat4(p.pos12.rotation),
-                pose12_t: vec4(p.pos12.translation, 0.0),
-                slot: a.slot,
-                flags: if plan.standard { PAIR_STANDARD } else { 0 } | if a.new { PAIR_NEW } else { 0 },
-                entry_offset: entries as u32,
-                entries_a: e0,
-                entries_b: e1,
-                static_index,
-                ..Default::default()
-            });
             jobs.push(Job {
                 input_index: s.input_index,
                 pos12: p.pos12,
@@ -757,7 +789,7 @@ impl GpuNarrowPhase {
         metrics.standard_pairs = jobs.iter().filter(|j| j.standard).count();
         metrics.iterative_pairs = jobs.len() - metrics.standard_pairs;
         upload += self.meshes.take_uploaded();
-        self.last_pairs = gpu_steps.len() as u32;
+        self.last_pairs = if jobs.is_empty() { 0 } else { capacity };
         if jobs.is_empty() {
             if let Some(own) = own.take() {
                 self.queue.submit([own.finish()]);
@@ -777,15 +809,22 @@ impl GpuNarrowPhase {
         }
 
         let e = entries as u32;
-        let p_count = gpu_steps.len() as u32;
+        let p_count = capacity;
         let next = 1 - self.cur;
         let b = &mut self.bufs;
         b.pairs.reserve(&dev, &mut *encoder, p_count as u64, 0).map_err(too_large)?;
-        b.steps.reserve(&dev, &mut *encoder, p_count as u64, 0).map_err(too_large)?;
-        b.new_statics.reserve(&dev, &mut *encoder, new_statics.len() as u64, 0).map_err(too_large)?;
-        // The kept statics grow with the table, their content kept (new slots are written this step).
-        let kept = b.statics.capacity();
-        b.statics.reserve(&dev, &mut *encoder, self.table.capacity() as u64, kept).map_err(too_large)?;
+        // The kept links grow with the table, and the kinds with the pairs of meshes, their content
+        // kept (new links are scattered by a kernel, new kinds written past the kept ones).
+        let kept = b.links.capacity();
+        b.links.reserve(&dev, &mut *encoder, p_count as u64, kept).map_err(too_large)?;
+        let (first_kind, new_kinds) = self.kinds.take_new();
+        b.kinds
+            .reserve(&dev, &mut *encoder, self.kinds.len() as u64, first_kind as u64)
+            .map_err(too_large)?;
+        b.link_changes.reserve(&dev, &mut *encoder, link_changes.len() as u64, 0).map_err(too_large)?;
+        b.slot_flags.reserve(&dev, &mut *encoder, slot_flags.len() as u64, 0).map_err(too_large)?;
+        b.bodies.reserve(&dev, &mut *encoder, self.bodies.poses().len() as u64, 0).map_err(too_large)?;
+        b.pair_scan.reserve(&dev, &mut *encoder, p_count as u64 + 1, 0).map_err(too_large)?;
         b.entries.reserve(&dev, &mut *encoder, e as u64, 0).map_err(too_large)?;
         // Outputs (next records, contacts) are sized from the last step's count; `finish` grows them
         // and compacts again in the rare step that finds more.
@@ -796,9 +835,16 @@ impl GpuNarrowPhase {
         // Scan levels: e + 1 elements (the last is 0, so the scan ends with the total).
         let levels = scan::levels(e + 1).map_err(too_large)?;
         upload += b.scan_levels.prepare(&dev, &self.queue, &mut *encoder, &levels).map_err(too_large)?;
-        upload += b.steps.write(&self.queue, 0, &gpu_steps);
-        upload += b.new_statics.write(&self.queue, 0, &new_statics);
+        // The slots' scan: p_count + 1 elements.
+        let pair_levels = scan::levels(p_count + 1).map_err(too_large)?;
+        upload +=
+            b.pair_scan_levels.prepare(&dev, &self.queue, &mut *encoder, &pair_levels).map_err(too_large)?;
+        upload += b.kinds.write(&self.queue, first_kind as u64, &new_kinds);
+        upload += b.link_changes.write(&self.queue, 0, &link_changes);
+        upload += b.slot_flags.write(&self.queue, 0, &slot_flags);
+        upload += b.bodies.write(&self.queue, 0, self.bodies.poses());
         let gpu_params = GpuParams {
+            link_count: link_changes.len() as u32,
             prediction: base.prediction as u32,
             reprojection: base.reprojection as u32,
             pair_count: p_count,
@@ -837,6 +883,14 @@ impl GpuNarrowPhase {
         };
         let pairs_b = b.pairs.binding();
         let params_b = b.params.as_entire_binding();
+        if !link_changes.is_empty() {
+            let pipe = k.get(Kernel::PairLinks);
+            let bg = pipe.bind_group(
+                &dev,
+                &[(4, params_b.clone()), (14, b.links.binding()), (16, b.link_changes.binding())],
+            );
+            pass(&mut *encoder, pipe, &bg, grid(link_changes.len() as u32));
+        }
         {
             let pipe = k.get(Kernel::PairAssemble);
             let bg = pipe.bind_group(
@@ -844,11 +898,22 @@ impl GpuNarrowPhase {
                 &[
                     (3, pairs_b.clone()),
                     (4, params_b.clone()),
-                    (12, b.steps.binding()),
-                    (13, b.new_statics.binding()),
-                    (14, b.statics.binding()),
+                    (5, slots.as_entire_binding()),
+                    (9, b.pair_scan.binding()),
+                    (12, b.slot_flags.binding()),
+                    (13, b.bodies.binding()),
+                    (14, b.links.binding()),
+                    (15, b.kinds.binding()),
                 ],
             );
+            pass(&mut *encoder, pipe, &bg, grid(p_count + 1));
+        }
+        // The pairs laid out on the device: each slot's first entry, from the scan of their counts.
+        b.pair_scan_levels.encode(&dev, k, &mut *encoder, b.pair_scan.buffer(), &pair_levels, &mut pass);
+        {
+            let pipe = k.get(Kernel::PairLayout);
+            let bg = pipe
+                .bind_group(&dev, &[(3, pairs_b.clone()), (4, params_b.clone()), (9, b.pair_scan.binding())]);
             pass(&mut *encoder, pipe, &bg, grid(p_count));
         }
         {
@@ -928,8 +993,10 @@ impl GpuNarrowPhase {
             pass(&mut *encoder, pipe, &bg, grid(p_count));
         }
 
-        // Readback: the total and counters, the timestamps, and a first guess of the contacts.
+        // Readback: the total and counters, the timestamps, and a first guess of the contacts; and
+        // the entries the device laid out, which must be the host's count.
         encoder.copy_buffer_to_buffer(b.scan.buffer(), 4 * e as u64, &b.small_staging, 0, 4);
+        encoder.copy_buffer_to_buffer(b.pair_scan.buffer(), 4 * p_count as u64, &b.small_staging, 4, 4);
         encoder.copy_buffer_to_buffer(&b.counters, 0, &b.small_staging, 16, 4 * COUNTERS as u64);
         if let Some(t) = ts {
             let n = passes.len().min(MAX_PASSES as usize) as u32;
@@ -1047,6 +1114,7 @@ impl GpuNarrowPhase {
         let collect_start = Instant::now();
         let Pending { mut outputs, jobs, opts, mut metrics, start, submit_host, edges_host, gpu, entries } =
             pending;
+        let pending_entries = entries;
         let Some(gpu) = gpu else {
             metrics.time = start.elapsed();
             let collect = collect_start.elapsed();
@@ -1073,7 +1141,7 @@ impl GpuNarrowPhase {
             waited += t.elapsed();
         }
         let b = &self.bufs;
-        let (total, counters, timings) = {
+        let (total, laid_out, counters, timings) = {
             let view = b.small_staging.get_mapped_range(0..SMALL_STAGING);
             let words: Vec<u32> = bytemuck::pod_collect_to_vec(&view[..16 + 4 * COUNTERS]);
             let mut timings = Vec::new();
@@ -1084,9 +1152,14 @@ impl GpuNarrowPhase {
                     timings.push((*name, Duration::from_nanos(ns as u64)));
                 }
             }
-            (words[0] as u64, words[4..4 + COUNTERS].to_vec(), timings)
+            (words[0] as u64, words[1], words[4..4 + COUNTERS].to_vec(), timings)
         };
         b.small_staging.unmap();
+        if laid_out != pending_entries {
+            return Err(BackendError::Device(format!(
+                "the device laid out {laid_out} rays where the host planned {pending_entries}"
+            )));
+        }
         if let Some(rx) = &gpu.big_rx {
             if !gpu.big_done {
                 let t = Instant::now();
@@ -1164,18 +1237,26 @@ impl GpuNarrowPhase {
         metrics.gpu_time = (!timings.is_empty()).then(|| timings.iter().map(|(_, d)| *d).sum());
         self.last_timings = timings;
 
-        // Each job's contacts are contiguous (entries are laid out pair after pair).
-        let mut ranges = vec![(0usize, 0usize); jobs.len()];
+        // Each job's contacts are contiguous (entries are laid out slot after slot, each contact
+        // carries its pair's slot).
+        let mut slot_ranges = vec![(0usize, 0usize); self.table.capacity() as usize];
         let mut k = 0;
-        for (j, r) in ranges.iter_mut().enumerate() {
+        let mut last_slot = None;
+        while k < contacts.len() {
+            let slot = (contacts[k].pair_kind >> CONTACT_KIND_BITS) as usize;
+            if slot >= slot_ranges.len() || last_slot.is_some_and(|l| l >= slot) {
+                return Err(BackendError::Readback("contacts out of pair order".into()));
+            }
             let s = k;
-            while k < contacts.len() && (contacts[k].pair_kind >> CONTACT_KIND_BITS) as usize == j {
+            while k < contacts.len() && (contacts[k].pair_kind >> CONTACT_KIND_BITS) as usize == slot {
                 k += 1;
             }
-            *r = (s, k);
+            slot_ranges[slot] = (s, k);
+            last_slot = Some(slot);
         }
-        if k != contacts.len() {
-            return Err(BackendError::Readback("contacts out of pair order".into()));
+        let ranges: Vec<(usize, usize)> = jobs.iter().map(|j| slot_ranges[j.slot as usize]).collect();
+        if ranges.iter().map(|(s, e)| e - s).sum::<usize>() != contacts.len() {
+            return Err(BackendError::Readback("contacts of a pair not in the step".into()));
         }
         let params = self.params;
         let (meshes, table) = (&self.meshes, &self.table);
@@ -1252,15 +1333,12 @@ struct Plan {
     /// witness features.
     separation: Option<f32>,
     witness: [u32; 2],
-    /// The pair's statics, when it is new in its slot.
-    statics: Option<GpuPairStatic>,
 }
 
 /// A pair's plan for the step, from its inputs and its slot's mirror alone (run in parallel over
-/// the pairs): the tracer (IRTCD 2013 Eq. 2 from the mirror's reference), the separation test of
-/// record-less pairs, and for a pair new in its slot its reach, solid-behind and candidate-region
-/// boxes (the device derives the vertex candidate regions from them, `pair_assemble.wgsl`). The
-/// same decisions as the CPU backend's.
+/// the pairs): the tracer (IRTCD 2013 Eq. 2 from the mirror's reference) and the separation test of
+/// record-less pairs, the same decisions as the CPU backend's. The device lays the pair out from
+/// them (`pair_assemble.wgsl`: entries, candidate regions).
 fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) -> Plan {
     // Each pair with its own lengths, as on the CPU.
     let params = base.for_pair(p.mesh1, p.mesh2);
@@ -1293,47 +1371,51 @@ fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) 
             0.0
         }
     });
-    // What the pair keeps while it holds its slot: uploaded when it is new there.
-    let statics = a.new.then(|| {
-        let open = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
-        let (reach1, reach2) = (
-            reach_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
-            reach_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
-        );
-        let (behind1, behind2) = (
-            solid_behind_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
-            solid_behind_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
-        );
-        let (box1, box2) = (p.mesh1.aabb(), p.mesh2.aabb());
-        let (clip1, clip2) =
-            (vertex_clip_box(p.mesh2, p.mesh1, &params), vertex_clip_box(p.mesh1, p.mesh2, &params));
-        GpuPairStatic {
-            reach_a_min: vec4(reach1.min, 0.0),
-            reach_a_max: vec4(reach1.max, 0.0),
-            reach_b_min: vec4(reach2.min, 0.0),
-            reach_b_max: vec4(reach2.max, 0.0),
-            behind_a_min: vec4(behind1.min, 0.0),
-            behind_a_max: vec4(behind1.max, 0.0),
-            behind_b_min: vec4(behind2.min, 0.0),
-            behind_b_max: vec4(behind2.max, 0.0),
-            box_a_min: vec4(box1.min, 0.0),
-            box_a_max: vec4(box1.max, 0.0),
-            box_b_min: vec4(box2.min, 0.0),
-            box_b_max: vec4(box2.max, 0.0),
-            clip_a_min: vec4(clip1.min, 0.0),
-            clip_a_max: vec4(clip1.max, 0.0),
-            clip_b_min: vec4(clip2.min, 0.0),
-            clip_b_max: vec4(clip2.max, 0.0),
-            // Rays into a closed mesh take the closed reach per pair (`closed_reach_into`).
-            mesh_a: closed_reach_ref(s.meshes[0], p.mesh1, &params),
-            mesh_b: closed_reach_ref(s.meshes[1], p.mesh2, &params),
-            culling_dist: params.culling_dist,
-            max_it: params.max_it,
-            candidate_extension: params.candidate_extension(),
-            ..Default::default()
-        }
-    });
-    Plan { standard, separated, entries, separation, witness, statics }
+    Plan { standard, separated, entries, separation, witness }
+}
+
+/// What a pair keeps on the device that its meshes (their places `meshes`) and lengths decide: its
+/// kind's [`GpuPairStatic`], made once per pair of meshes ([`KindTable`]): its reach, solid-behind
+/// and candidate-region boxes, its meshes' places (marked for the closed reach), its lengths.
+fn pair_statics(p: &PairInput, meshes: [GpuMeshRef; 2], base: &RtcdParams) -> GpuPairStatic {
+    let params = base.for_pair(p.mesh1, p.mesh2);
+    let open = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
+    let (reach1, reach2) = (
+        reach_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
+        reach_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
+    );
+    let (behind1, behind2) = (
+        solid_behind_box(p.mesh2, p.mesh1, &params).unwrap_or(open),
+        solid_behind_box(p.mesh1, p.mesh2, &params).unwrap_or(open),
+    );
+    let (box1, box2) = (p.mesh1.aabb(), p.mesh2.aabb());
+    let (clip1, clip2) =
+        (vertex_clip_box(p.mesh2, p.mesh1, &params), vertex_clip_box(p.mesh1, p.mesh2, &params));
+    GpuPairStatic {
+        reach_a_min: vec4(reach1.min, 0.0),
+        reach_a_max: vec4(reach1.max, 0.0),
+        reach_b_min: vec4(reach2.min, 0.0),
+        reach_b_max: vec4(reach2.max, 0.0),
+        behind_a_min: vec4(behind1.min, 0.0),
+        behind_a_max: vec4(behind1.max, 0.0),
+        behind_b_min: vec4(behind2.min, 0.0),
+        behind_b_max: vec4(behind2.max, 0.0),
+        box_a_min: vec4(box1.min, 0.0),
+        box_a_max: vec4(box1.max, 0.0),
+        box_b_min: vec4(box2.min, 0.0),
+        box_b_max: vec4(box2.max, 0.0),
+        clip_a_min: vec4(clip1.min, 0.0),
+        clip_a_max: vec4(clip1.max, 0.0),
+        clip_b_min: vec4(clip2.min, 0.0),
+        clip_b_max: vec4(clip2.max, 0.0),
+        // Rays into a closed mesh take the closed reach per pair (`closed_reach_into`).
+        mesh_a: closed_reach_ref(meshes[0], p.mesh1, &params),
+        mesh_b: closed_reach_ref(meshes[1], p.mesh2, &params),
+        culling_dist: params.culling_dist,
+        max_it: params.max_it,
+        candidate_extension: params.candidate_extension(),
+        ..Default::default()
+    }
 }
 
 /// `r`, where `mesh` lives, marked [`MESH_REACH_CLOSED`] when the other mesh's vertex rays into it

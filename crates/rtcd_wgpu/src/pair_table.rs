@@ -30,6 +30,8 @@ pub struct SlotMirror {
     /// Crossing edges and tunnels kept per direction ([`HostEdgeState::edge_records`],
     /// [`HostEdgeState::tunnels`]).
     pub edge_counts: [u32; 2],
+    /// The slot's link on the device: its bodies' slots and its kind (`GpuPairLink`), once uploaded.
+    pub link: Option<[u32; 3]>,
 }
 
 /// What the edge rays of one slot keep between steps (`rtcd::detect::pair_edge_contacts`): last

@@ -25,8 +25,13 @@ pub const MODULES: &[(&str, &str)] = &[
 /// The compute kernels, one per file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
-    /// `pair_assemble.wgsl`: the step's pairs from their uploaded step records and kept statics.
+    /// `pair_links.wgsl`: the bodies and kinds of pairs new in their slots.
+    PairLinks,
+    /// `pair_assemble.wgsl`: each slot's pair of the step, from the bodies' poses, the uploaded
+    /// flags, its link and kind.
     PairAssemble,
+    /// `pair_layout.wgsl`: each pair's first entry, from the scan of the slots' entry counts.
+    PairLayout,
     /// `pair_begin.wgsl`: resets new slots, stores reference poses.
     PairBegin,
     /// `trace_standard.wgsl` with the brute-force tracer.
@@ -49,8 +54,10 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 10] = [
+    pub const ALL: [Kernel; 12] = [
+        Kernel::PairLinks,
         Kernel::PairAssemble,
+        Kernel::PairLayout,
         Kernel::PairBegin,
         Kernel::TraceStandardBrute,
         Kernel::TraceStandardBvh,
@@ -65,9 +72,11 @@ impl Kernel {
     /// File name and source.
     pub fn source(self) -> (&'static str, &'static str) {
         match self {
+            Kernel::PairLinks => ("pair_links.wgsl", include_str!("../../../shaders/pair_links.wgsl")),
             Kernel::PairAssemble => {
                 ("pair_assemble.wgsl", include_str!("../../../shaders/pair_assemble.wgsl"))
             }
+            Kernel::PairLayout => ("pair_layout.wgsl", include_str!("../../../shaders/pair_layout.wgsl")),
             Kernel::PairBegin => ("pair_begin.wgsl", include_str!("../../../shaders/pair_begin.wgsl")),
             Kernel::TraceStandardBrute | Kernel::TraceStandardBvh => {
                 ("trace_standard.wgsl", include_str!("../../../shaders/trace_standard.wgsl"))
@@ -104,7 +113,9 @@ impl Kernel {
     /// A short label (`"rtcd:kernel:trace_standard_bvh"`).
     pub fn label(self) -> &'static str {
         match self {
+            Kernel::PairLinks => "rtcd:kernel:pair_links",
             Kernel::PairAssemble => "rtcd:kernel:pair_assemble",
+            Kernel::PairLayout => "rtcd:kernel:pair_layout",
             Kernel::PairBegin => "rtcd:kernel:pair_begin",
             Kernel::TraceStandardBrute => "rtcd:kernel:trace_standard_brute",
             Kernel::TraceStandardBvh => "rtcd:kernel:trace_standard_bvh",

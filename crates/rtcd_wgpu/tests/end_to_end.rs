@@ -1,7 +1,16 @@
 //! End to end: a 100-tick scripted scene (12 concave meshes drifting into and out of contact, pairs
 //! entering and leaving the broad phase) gives the same per-pair manifolds on both backends.
-//! Tolerance: same ray counts per tick, same manifold count and point count per pair, same feature
-//! ids, normals within 1e-5, distances within 1e-5.
+//!
+//! Given each pair's relative pose (`PairInput::new`: the GPU backend uploads it as the pair's own
+//! body against the identity, so both backends trace from the same pose, bit for bit): same ray
+//! counts per tick, same manifold count and point count per pair, same feature ids, normals within
+//! 1e-5, distances within 1e-5.
+//!
+//! Given the bodies' world poses (`PairInput::from_world`: the GPU backend uploads one pose per body
+//! and makes each pair's relative pose on the device, whose rounding may differ from the host's by an
+//! ulp): the same ray counts per tick; manifolds as above on at least 99.9 % of the manifolds, the
+//! others differing only where the reduction chose between points as far out within rounding (the
+//! same manifold and point counts, normals and deepest depth within 1e-5).
 
 mod common;
 
@@ -10,7 +19,20 @@ use rtcd::{NarrowPhase, PairInput, PairKey, Pose, RtcdParams, StepOptions};
 use rtcd_wgpu::GpuNarrowPhase;
 
 #[test]
-fn scripted_scene_same_manifolds_on_both_backends() {
+fn scripted_scene_same_manifolds_on_both_backends_from_relative_poses() {
+    let differing = scripted_scene(false);
+    assert_eq!(differing, 0);
+}
+
+#[test]
+fn scripted_scene_same_manifolds_on_both_backends_from_world_poses() {
+    let differing = scripted_scene(true);
+    println!("{differing} manifolds with a point chosen otherwise");
+}
+
+/// Runs the scene on both backends and returns the manifolds that differ in a point's features
+/// (asserting everything else as the module docs say; with `world` off, features too).
+fn scripted_scene(world: bool) -> usize {
     let d = common::device();
     let meshes = [
         common::asset("blob_900"),
@@ -33,7 +55,7 @@ fn scripted_scene_same_manifolds_on_both_backends() {
             Quat::from_rotation_y(0.01 * t + b as f32) * Quat::from_rotation_x(0.3 * b as f32),
         )
     };
-    let (mut pairs_seen, mut manifolds_seen, mut in_contact) = (0, 0, 0);
+    let (mut pairs_seen, mut manifolds_seen, mut in_contact, mut differing) = (0, 0, 0, 0);
     for tick in 0..100 {
         let poses: Vec<Pose> = (0..n).map(|b| pose(b, tick)).collect();
         let mut pairs = Vec::new();
@@ -43,13 +65,9 @@ fn scripted_scene_same_manifolds_on_both_backends() {
                 let bi = mi.aabb().transformed(&poses[i]).extended(0.05);
                 let bj = mj.aabb().transformed(&poses[j]).extended(0.05);
                 if !bi.intersection(bj).is_empty() {
-                    pairs.push(PairInput::from_world(
-                        PairKey::new(i as u64, j as u64),
-                        mi,
-                        poses[i],
-                        mj,
-                        poses[j],
-                    ));
+                    let p =
+                        PairInput::from_world(PairKey::new(i as u64, j as u64), mi, poses[i], mj, poses[j]);
+                    pairs.push(if world { p } else { PairInput { world: None, ..p } });
                 }
             }
         }
@@ -69,8 +87,15 @@ fn scripted_scene_same_manifolds_on_both_backends() {
                 assert!((cm.local_n1 - gm.local_n1).length() <= 1e-5, "tick {tick} pair {}", cp.key);
                 assert!((cm.local_n2 - gm.local_n2).length() <= 1e-5);
                 assert_eq!(cm.points.len(), gm.points.len(), "tick {tick} pair {}", cp.key);
+                assert!((cm.points[0].dist - gm.points[0].dist).abs() <= 1e-5, "tick {tick} pair {}", cp.key);
+                let features =
+                    |m: &rtcd::ContactManifold| m.points.iter().map(|p| (p.fid1, p.fid2)).collect::<Vec<_>>();
+                if features(cm) != features(gm) {
+                    assert!(world, "tick {tick} pair {}: {:?} vs {:?}", cp.key, features(cm), features(gm));
+                    differing += 1;
+                    continue;
+                }
                 for (a, b) in cm.points.iter().zip(&gm.points) {
-                    assert_eq!((a.fid1, a.fid2), (b.fid1, b.fid2), "tick {tick} pair {}", cp.key);
                     assert!((a.dist - b.dist).abs() <= 1e-5);
                     assert!(
                         (a.local_p1 - b.local_p1).length() <= 1e-5
@@ -80,6 +105,10 @@ fn scripted_scene_same_manifolds_on_both_backends() {
             }
         }
     }
-    println!("{pairs_seen} pair-ticks, {in_contact} in contact, {manifolds_seen} manifolds compared");
+    println!(
+        "{pairs_seen} pair-ticks, {in_contact} in contact, {manifolds_seen} manifolds compared, {differing} differing"
+    );
     assert!(in_contact > 300 && manifolds_seen > 1000, "the scene must make contact");
+    assert!(differing * 1000 <= manifolds_seen, "{differing} of {manifolds_seen} manifolds differ");
+    differing
 }

@@ -1,24 +1,31 @@
-//! The device derives each pair's inverse pose and vertex candidate regions (Hermann 2008 §3.2 with
-//! the 2014 extension) from the uploaded relative pose and the boxes the pair keeps
-//! (`pair_assemble.wgsl`): on seeded random pairs of varied meshes (a closed blob, a torus, a
-//! cuboid, a 1 cm plate, low-poly boxes at 1 cm and 1 km, open level chunks, whose region takes the
-//! solid reach), close, touching and far apart, the device's regions and inverse pose are the
-//! host's (`rtcd::detect::vertex_candidate_region`, `rtcd::Pose::inverse`), read back as the device
-//! assembled them.
+//! The device lays out each pair-table slot's pair of the step (`pair_assemble.wgsl`,
+//! `pair_layout.wgsl`) from the bodies' world poses, the 4 flag bits a slot and the boxes its kind
+//! keeps: on seeded random pairs of varied meshes (a closed blob, a torus, a cuboid, a 1 cm plate,
+//! low-poly boxes at 1 cm and 1 km, open level chunks, whose region takes the solid reach), close,
+//! touching and far apart, given by their relative pose or as pairs of bodies with world poses
+//! (bodies shared between pairs, 300 m from the origin), new in their slots or not, read back as the
+//! device assembled them:
+//! - the relative pose is the host's (`rtcd::Pose::inv_mul`), and so are the inverse pose and the
+//!   vertex candidate regions (`rtcd::detect::vertex_candidate_region`);
+//! - the flags say what the host decided (standard, new, separated); the entries are the meshes'
+//!   vertex counts for a standard step, none for a separated pair or a slot not in the step;
+//! - each slot's first entry is the sum of the earlier slots' entries.
 //!
-//! Tolerance: each bound within 1e-5 of the pair's scale (the larger of the two meshes' box sizes
-//! and the distance between them); a region empty on one side is empty on the other, unless it is
-//! within that tolerance of not being empty.
+//! Tolerance: poses and bounds within 1e-5 of the pair's scale (the larger of the two meshes' box
+//! sizes, the distance between them, and their distance from the origin), rotations within 1e-6.
 
 mod common;
 
 use glam::{Quat, Vec3};
 use rand::Rng;
 use rtcd::{
-    LevelMesh, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, aabb::Aabb,
+    LevelMesh, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepMode, StepOptions, aabb::Aabb,
     detect::vertex_candidate_region, shapes,
 };
-use rtcd_wgpu::{GpuNarrowPhase, gpu_types::GpuPair};
+use rtcd_wgpu::{
+    GpuNarrowPhase,
+    gpu_types::{GpuPair, PAIR_NEW, PAIR_PRESENT, PAIR_SEPARATED, PAIR_STANDARD},
+};
 
 fn scaled(name: &str, (v, i): shapes::MeshData, s: f32) -> RtcdMesh {
     let v: Vec<Vec3> = v.iter().map(|p| *p * s).collect();
@@ -58,6 +65,53 @@ fn close(got: Aabb, want: Aabb, tol: f32) -> bool {
     bounds <= tol
 }
 
+/// The inputs of step `step`: 100 pairs given by their relative pose (drawn again, with new keys,
+/// every other step), and 77 pairs of bodies given by world poses (40 bodies near each other, the
+/// same at every step but for a drift of 0.1 mm a step, so that their pairs go on iteratively;
+/// bodies shared between pairs); shape 2 near shape 1's box: overlapping, touching or a little
+/// apart.
+fn inputs<'a>(meshes: &'a [RtcdMesh], r: &mut rand_pcg::Pcg64, step: u64) -> Vec<PairInput<'a>> {
+    let keys = 1000 * (step / 2);
+    let near = |r: &mut rand_pcg::Pcg64, m1: &RtcdMesh, m2: &RtcdMesh| {
+        let (b1, b2) = (m1.aabb(), m2.aabb());
+        let reach = 0.5 * (b1.extents().length() + b2.extents().length());
+        let dir = Vec3::new(r.random_range(-1.0..1.0), r.random_range(-1.0..1.0), r.random_range(-1.0..1.0));
+        b1.center() - b2.center() + dir.normalize_or_zero() * reach * r.random_range(0.0..1.3)
+    };
+    let mut out = Vec::new();
+    for k in 0..100u64 {
+        let (a, b) = (r.random_range(0..meshes.len()), r.random_range(0..meshes.len()));
+        let t = near(r, &meshes[a], &meshes[b]);
+        let pos12 = Pose::new(t, common::random_rotation(r));
+        out.push(PairInput::new(PairKey::new(keys + k, keys + k + 100_000), &meshes[a], &meshes[b], pos12));
+    }
+    // Bodies 1 000 000 + i, each with its mesh (none of the 6 m terrain's chunks), its world pose
+    // near the last one's.
+    let n = 40;
+    let body_mesh: Vec<usize> = (0..n).map(|i| (i * 7) % 6).collect();
+    let mut w = common::rng(9);
+    let drift = Vec3::new(1e-4, -0.5e-4, 0.0) * step as f32;
+    let mut poses = vec![Pose::new(Vec3::new(300.0, -20.0, 5.0), common::random_rotation(&mut w))];
+    for i in 1..n {
+        let t = near(&mut w, &meshes[body_mesh[i - 1]], &meshes[body_mesh[i]]);
+        let rel = Pose::new(t, common::random_rotation(&mut w));
+        poses.push(poses[i - 1].mul(&rel));
+    }
+    for p in &mut poses {
+        p.translation += drift;
+    }
+    for i in 0..n {
+        for j in [i + 1, i + 2] {
+            if j < n {
+                let (mi, mj) = (&meshes[body_mesh[i]], &meshes[body_mesh[j]]);
+                let key = PairKey::new(1_000_000 + i as u64, 1_000_000 + j as u64);
+                out.push(PairInput::from_world(key, mi, poses[i], mj, poses[j]));
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn device_regions_and_inverse_poses_are_the_hosts() {
     let d = common::device();
@@ -76,49 +130,61 @@ fn device_regions_and_inverse_poses_are_the_hosts() {
     assert_eq!(gpu.adapter_name(), d.info.name, "the GPU backend runs on the device");
     let opts = StepOptions { prediction_distance: 0.02, ..Default::default() };
     let mut r = common::rng(5);
-    let (mut checked, mut empty, mut level) = (0, 0, 0);
-    let mut keys = 0u32;
-    for step in 0..6 {
-        // A fresh set of keys every other step: pairs new in their slots and pairs that keep theirs.
-        if step % 2 == 0 {
-            keys += 200;
-        }
-        let inputs: Vec<PairInput> = (0..200u32)
-            .map(|k| {
-                let (a, b) = (r.random_range(0..meshes.len()), r.random_range(0..meshes.len()));
-                let (m1, m2) = (&meshes[a], &meshes[b]);
-                // Shape 2 near shape 1's box: overlapping, touching or a little apart.
-                let (b1, b2) = (m1.aabb(), m2.aabb());
-                let reach = 0.5 * (b1.extents().length() + b2.extents().length());
-                let dir = Vec3::new(
-                    r.random_range(-1.0..1.0),
-                    r.random_range(-1.0..1.0),
-                    r.random_range(-1.0..1.0),
-                );
-                let t = b1.center() - Quat::IDENTITY * b2.center()
-                    + dir.normalize_or_zero() * reach * r.random_range(0.0..1.3);
-                let pos12 = Pose::new(t, common::random_rotation(&mut r));
-                PairInput::new(
-                    PairKey::new((keys - 200 + k) as u64, (keys - 200 + k + 100_000) as u64),
-                    m1,
-                    m2,
-                    pos12,
-                )
-            })
-            .collect();
-        gpu.step(&inputs, &opts).unwrap();
+    let (mut checked, mut empty, mut level, mut world, mut new, mut standard, mut iterative) =
+        (0, 0, 0, 0, 0, 0, 0);
+    for step in 0..8u64 {
+        // A fresh set of keys every other step: pairs new in their slots and pairs that keep theirs
+        // (their records then give the iterative steps' entries).
+        let inputs = inputs(&meshes, &mut r, step);
+        let out = gpu.step(&inputs, &opts).unwrap();
         let pairs = gpu.read_step_pairs().unwrap();
-        assert_eq!(pairs.len(), inputs.len(), "one assembled pair per input");
-        for (p, g) in inputs.iter().zip(&pairs) {
+        assert_eq!(pairs.len() as u32, gpu.pair_capacity(), "one assembled pair per slot");
+        // The layout: each slot's first entry is the sum of the earlier slots' entries; slots whose
+        // pair is not in the step have none.
+        let mut offset = 0;
+        for (slot, g) in pairs.iter().enumerate() {
+            assert_eq!(g.step.slot as usize, slot);
+            assert_eq!(g.step.entry_offset, offset, "slot {slot}");
+            if g.step.flags & PAIR_PRESENT == 0 {
+                assert_eq!((g.step.entries_a, g.step.entries_b), (0, 0), "slot {slot}");
+            }
+            offset += g.step.entries_a + g.step.entries_b;
+        }
+        let present = pairs.iter().filter(|g| g.step.flags & PAIR_PRESENT != 0).count();
+        assert_eq!(present, inputs.len(), "step {step}: one present slot per input");
+        for (p, o) in inputs.iter().zip(&out.pairs) {
+            let g = &pairs[gpu.pair_slot(&p.key).unwrap() as usize];
+            let f = g.step.flags;
+            // Flags and entries: a standard step traces every vertex, an iterative one its records.
+            let is_standard = o.mode == StepMode::Standard;
+            assert_eq!(f & PAIR_STANDARD != 0, is_standard, "step {step}, {}", p.key);
+            new += usize::from(f & PAIR_NEW != 0);
+            if f & PAIR_SEPARATED == 0 && is_standard {
+                assert_eq!(
+                    (g.step.entries_a, g.step.entries_b),
+                    (p.mesh1.positions().len() as u32, p.mesh2.positions().len() as u32)
+                );
+                standard += 1;
+            } else if f & PAIR_SEPARATED == 0 {
+                iterative += 1;
+            } else {
+                assert_eq!((g.step.entries_a, g.step.entries_b), (0, 0));
+            }
+            // The relative pose: the uploaded one, or made of the bodies' world poses.
+            let scale = p.mesh1.aabb().extents().length().max(p.mesh2.aabb().extents().length())
+                + p.pos12.translation.length()
+                + p.world.map_or(0.0, |w| w[0].translation.length());
+            let tol = 1e-5 * scale;
+            let q12 = Quat::from_array(g.step.pose12_q);
+            assert!(q12.abs_diff_eq(p.pos12.rotation, 1e-6), "{q12:?} vs {:?}", p.pos12.rotation);
+            assert!((Vec3::from_slice(&g.step.pose12_t[..3]) - p.pos12.translation).length() <= tol);
+            world += usize::from(p.world.is_some());
             let pair_params = params.for_pair(p.mesh1, p.mesh2);
             let pos21 = p.pos12.inverse();
             let want = [
                 vertex_candidate_region(p.mesh1, p.mesh2, &pos21, &pair_params),
                 vertex_candidate_region(p.mesh2, p.mesh1, &p.pos12, &pair_params),
             ];
-            let scale = p.mesh1.aabb().extents().length().max(p.mesh2.aabb().extents().length())
-                + p.pos12.translation.length();
-            let tol = 1e-5 * scale;
             for (dir, &want) in want.iter().enumerate() {
                 let got = region_of(g, dir);
                 assert!(
@@ -142,8 +208,15 @@ fn device_regions_and_inverse_poses_are_the_hosts() {
             checked += 1;
         }
     }
-    // The draw covers what it is meant to: empty and non-empty regions, level chunks.
-    assert_eq!(checked, 1200);
-    assert!(empty > 100 && empty < 2200, "{empty} empty regions of 2400");
+    // The draw covers what it is meant to: empty and non-empty regions, level chunks, world poses,
+    // pairs new in their slots, standard and iterative steps.
+    println!(
+        "{checked} pairs: {empty} empty regions, {level} with a level chunk, {world} from world poses, \
+         {new} new, {standard} standard, {iterative} iterative"
+    );
+    assert_eq!(checked, 8 * 177);
+    assert!(empty > 100 && empty < 2 * checked - 200, "{empty} empty regions");
     assert!(level > 100, "{level} pairs with a level chunk");
+    assert_eq!(world, 8 * 77);
+    assert!(new >= 4 * 178 && standard > 100 && iterative > 100, "{new} {standard} {iterative}");
 }
