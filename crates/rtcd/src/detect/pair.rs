@@ -1417,11 +1417,20 @@ pub fn pair_motion_contacts(
         return approach;
     }
     // Last steps' tunnels first: a vertex stays held to the face it came in through until it is
-    // back out on its side, or off it.
+    // back out on its side, or off it. Where vertices came back out this step, the body went back
+    // through the other on its last step's path: paths the other way are no new tunnels (from the
+    // far side they would look like entries there, and hold the body on the wrong side again).
     let held = tunnels.iter().any(|t| !t.is_empty());
+    let mut back_out: Vec<Vec3> = Vec::new();
     for (dir, kept) in Direction::both(input).iter().zip(tunnels.iter_mut()).filter(|_| held) {
-        kept.retain(|&[v, triangle]| {
-            let Some(c) = tunnel_contact(dir, v, triangle, params) else { return false };
+        kept.retain_mut(|[v, triangle]| {
+            let Some(c) = tunnel_contact(dir, *v, triangle, params) else {
+                if let Some(n) = tunnel_resolved(dir, *v, *triangle) {
+                    // The way out, as a contact's normal in shape 1's frame (`reproject`).
+                    back_out.push(if dir.from_shape2 { n } else { -input.pos12.transform_vector(n) });
+                }
+                return false;
+            };
             let cand = reproject(&c, &input.pos12, params.reprojection);
             approach += cand.n1 * -cand.dist;
             metrics.motion_contacts += 1;
@@ -1484,6 +1493,9 @@ pub fn pair_motion_contacts(
             };
             let cand = reproject(&c, &input.pos12, params.reprojection);
             if c.t >= 0.0 {
+                if back_out.iter().any(|n| n.dot(cand.n1) < 0.0) {
+                    continue;
+                }
                 let kept = &mut tunnels[usize::from(dir.from_shape2)];
                 if !kept.iter().any(|&[k, _]| k == v as u32) {
                     kept.push([v as u32, h.triangle]);
@@ -1502,29 +1514,66 @@ pub fn pair_motion_contacts(
 
 /// The contact of vertex `v` of `dir.from` that tunnelled into `dir.to` through `triangle`: its
 /// depth under the triangle's plane along its outward normal, while that is positive, no deeper
-/// than `culling_dist`, and the vertex is over the triangle (its projection on the plane inside
-/// it); `None` once it is out on the triangle's side, or off it.
-fn tunnel_contact(dir: &Direction, v: u32, triangle: u32, params: &RtcdParams) -> Option<RayContact> {
+/// than `culling_dist`, and the vertex is over the face the triangle is part of (its projection on
+/// the plane inside the triangle, or inside a triangle reached from it across edges between
+/// coplanar triangles, at most [`TUNNEL_FACE_HOPS`] of them: a box's face is two triangles, and a
+/// vertex held under one slides across the diagonal as the bodies turn); `triangle` becomes the
+/// triangle it is over. `None` once it is out on the face's side, or off it.
+fn tunnel_contact(dir: &Direction, v: u32, triangle: &mut u32, params: &RtcdParams) -> Option<RayContact> {
     let p = dir.from_to.transform_point(*dir.from.positions().get(v as usize)?);
-    let [a, b, c] = dir.to.triangles().get(triangle as usize)?.map(|k| dir.to.positions()[k as usize]);
-    let n = dir.to.triangle_normals()[triangle as usize];
-    let depth = (a - p).dot(n);
+    let (positions, triangles) = (dir.to.positions(), dir.to.triangles());
+    let n = *dir.to.triangle_normals().get(*triangle as usize)?;
+    let corners = |t: u32| triangles[t as usize].map(|k| positions[k as usize]);
+    let depth = (corners(*triangle)[0] - p).dot(n);
     if !(depth > 0.0 && depth <= params.culling_dist) {
         return None;
     }
-    // Over the triangle: on the inner side of its three edges' planes along the normal.
+    // Over a triangle: on the inner side of its three edges' planes along the normal. Off it, on
+    // to the coplanar triangle across the first edge it is outside of.
     let q = p + n * depth;
-    let inside = [(a, b), (b, c), (c, a)].iter().all(|&(e0, e1)| (e1 - e0).cross(q - e0).dot(n) >= 0.0);
-    inside.then_some(RayContact {
-        from_shape2: dir.from_shape2,
-        vertex: v,
-        triangle,
-        origin: p,
-        dir: n,
-        t: depth,
-        normal: n,
-    })
+    let mut t = *triangle;
+    for _ in 0..=TUNNEL_FACE_HOPS {
+        let [a, b, c] = corners(t);
+        let outside =
+            [(a, b), (b, c), (c, a)].iter().position(|&(e0, e1)| (e1 - e0).cross(q - e0).dot(n) < 0.0);
+        let Some(k) = outside else {
+            *triangle = t;
+            return Some(RayContact {
+                from_shape2: dir.from_shape2,
+                vertex: v,
+                triangle: t,
+                origin: p,
+                dir: n,
+                t: depth,
+                normal: n,
+            });
+        };
+        let next = dir.to.neighbors()[t as usize][k];
+        if next == crate::mesh::NO_NEIGHBOR || dir.to.triangle_normals()[next as usize].dot(n) < COPLANAR_COS
+        {
+            return None;
+        }
+        t = next;
+    }
+    None
 }
+
+/// The outward normal of `triangle` (in `dir.to`'s frame) when vertex `v` of `dir.from`, held by a
+/// tunnel through it, is back out on its side of its plane (what ends its tunnel in
+/// [`tunnel_contact`], besides leaving the face or going deeper than `culling_dist`).
+fn tunnel_resolved(dir: &Direction, v: u32, triangle: u32) -> Option<Vec3> {
+    let p = dir.from_to.transform_point(*dir.from.positions().get(v as usize)?);
+    let t = dir.to.triangles().get(triangle as usize)?;
+    let n = dir.to.triangle_normals()[triangle as usize];
+    ((dir.to.positions()[t[0] as usize] - p).dot(n) <= 0.0).then_some(n)
+}
+
+/// Triangles of one flat face a tunnel contact follows its vertex across ([`tunnel_contact`]).
+pub const TUNNEL_FACE_HOPS: usize = 8;
+
+/// Neighbouring triangles whose normals' cosine is at least this lie in one plane (they share an
+/// edge) for [`tunnel_contact`].
+const COPLANAR_COS: f32 = 0.999_999;
 
 /// Adds the motion rays' contacts ([`pair_motion_contacts`]) to a pair's candidates, after the
 /// vertex rays' and the edges'. Where the pair has tunnel contacts (`approach`, their summed
@@ -1641,6 +1690,52 @@ mod tests {
 
     fn mesh(name: &str, (positions, indices): shapes::MeshData) -> RtcdMesh {
         RtcdMesh::new(name, &positions, &indices).unwrap()
+    }
+
+    /// A 0.8 m plate 1 mm thick whose step carried it down through another (its vertices 1.1 mm
+    /// under the lower plate's top, below its bottom) gets tunnel contacts out through the top,
+    /// which follow its vertices as they slide across the diagonal of that face; when the solver
+    /// has taken it back up through the plate, its vertices' paths that step cross the lower plate
+    /// from below, and they are the way back out, no new tunnel: no contact pushes it down. Then it
+    /// rests on the top with contacts pushing up only.
+    #[test]
+    fn a_vertex_back_out_of_its_tunnel_is_not_sent_through_again() {
+        const SLIDE: f32 = 0.15;
+        let plate = |name: &str, half: f32| mesh(name, shapes::cuboid(Vec3::new(half, 0.0005, half)));
+        let (lower, upper) = (plate("lower", 0.75), plate("upper", 0.4));
+        let params = RtcdParams::from_meshes(&[&lower, &upper]).for_pair(&lower, &upper);
+        let at = |y: f32, s: f32| Pose::new(Vec3::new(s, y, -s), Quat::from_rotation_y(0.1));
+        let mut tunnels: [Vec<[u32; 2]>; 2] = Default::default();
+        let step = |from: Pose, to: Pose, tunnels: &mut [Vec<[u32; 2]>; 2]| {
+            let input =
+                PairInput::new(crate::PairKey::new(1, 2), &lower, &upper, to).with_previous(Some(from));
+            let mut out = Vec::new();
+            let approach =
+                pair_motion_contacts(&input, &params, 0.05, tunnels, &mut StepMetrics::default(), &mut out);
+            (approach, out)
+        };
+        // Down through the lower plate in one step (5 cm): tunnel contacts out through its top.
+        let (approach, out) = step(at(0.05, 0.0), at(-0.0011, 0.0), &mut tunnels);
+        let tunnelled: Vec<&ContactCandidate> = out.iter().filter(|c| c.dist < 0.0).collect();
+        assert!(!tunnelled.is_empty() && approach.y > 0.0, "{approach} {out:?}");
+        assert!(tunnelled.iter().all(|c| c.n1.y > 0.99), "{tunnelled:?}");
+        assert!(!tunnels[1].is_empty());
+        // Still under, sliding 21 cm: the tunnels hold, each vertex's from the triangle it is over
+        // now (some vertices cross the diagonal of the top face).
+        let before = tunnels.clone();
+        let (approach, out) = step(at(-0.0011, 0.0), at(-0.0011, SLIDE), &mut tunnels);
+        assert!(approach.y > 0.0 && out.iter().all(|c| c.n1.y > 0.99), "{approach} {out:?}");
+        let vertices = |t: &[[u32; 2]]| t.iter().map(|&[v, _]| v).collect::<Vec<_>>();
+        assert_eq!(vertices(&tunnels[1]), vertices(&before[1]), "{before:?} {tunnels:?}");
+        assert!(tunnels[1] != before[1], "no vertex crossed the diagonal: {tunnels:?}");
+        // Back up through it, out on the top: no contact pushes the upper plate down.
+        let (approach, out) = step(at(-0.0011, SLIDE), at(0.0015, SLIDE), &mut tunnels);
+        assert!(approach.y >= 0.0, "{approach} {out:?}");
+        assert!(out.iter().all(|c| c.n1.y > -0.5), "{out:?}");
+        assert!(tunnels.iter().all(Vec::is_empty), "{tunnels:?}");
+        // At rest on it: nothing downward either.
+        let (_, out) = step(at(0.0015, SLIDE), at(0.0012, SLIDE), &mut tunnels);
+        assert!(out.iter().all(|c| c.n1.y > -0.5), "{out:?}");
     }
 
     /// A pair's separation descents started from its last leaf pair within reach decide as fresh
