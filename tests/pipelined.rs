@@ -234,7 +234,9 @@ fn pipelined_results_arrive_without_blocking_with_zero_or_two_ticks_per_update()
     assert!(d.dropped_batches > 0, "two ticks per update send two batches a frame: one must be dropped");
     let max_wait = waits.last().copied().unwrap_or_default();
     assert_eq!(max_wait, std::time::Duration::ZERO, "the render thread waited {max_wait:?}");
-    // The second tick of an update runs on results a tick older than the first.
-    assert!(worst < 0.03 * size, "penetration {worst} of size {size}");
+    // The second tick of an update runs on results a tick older than the first. The impact is
+    // chaotic: dropped from 0.1 to 0.3 mm higher or lower, or with relative poses made on the host
+    // rather than the device, the deepest point was 2.3 % to 3.2 % of the size.
+    assert!(worst < 0.04 * size, "penetration {worst} of size {size}");
     assert!(v < 0.05, "still moving at {v} m/s");
 }
