@@ -69,8 +69,8 @@ impl BodyTable {
         self.step += 1;
     }
 
-    /// The two body slots of a pair this step: its bodies' by id, with their world poses, or its
-    /// own against the identity.
+    /// The two body slots of a pair this step: its bodies' by id, with their world poses
+    /// ([`world_poses`]), or its own against the identity.
     pub fn pair_bodies(&mut self, key: PairKey, world: Option<[Pose; 2]>, pos12: &Pose) -> [u32; 2] {
         if let Some([p1, p2]) = world {
             let (b1, b2) = (body(&p1), body(&p2));
@@ -113,6 +113,21 @@ impl BodyTable {
     pub fn poses(&self) -> &[GpuBody] {
         &self.poses
     }
+}
+
+/// A pair's world poses ([`rtcd::PairInput::world`]) where they are valid and make its `pos12`
+/// (`w[0].inv_mul(&w[1])`, within rounding: 1e-5 of the poses' distance from the origin plus a
+/// metre, and 1e-5 in the rotation); `None` otherwise, and the pair is its own body.
+pub(crate) fn world_poses(world: Option<[Pose; 2]>, pos12: &Pose) -> Option<[Pose; 2]> {
+    let w = world?;
+    if !(w[0].is_valid() && w[1].is_valid()) {
+        return None;
+    }
+    let made = w[0].inv_mul(&w[1]);
+    let scale = 1.0 + w[0].translation.length() + w[1].translation.length();
+    ((made.translation - pos12.translation).length() <= 1e-5 * scale
+        && made.rotation.dot(pos12.rotation).abs() >= 1.0 - 1e-5)
+        .then_some(w)
 }
 
 /// One [`GpuPairStatic`] per pair of meshes (see the module docs).
@@ -163,28 +178,34 @@ mod tests {
         Pose::new(Vec3::new(x, 0.0, 0.0), Quat::from_rotation_y(x))
     }
 
+    /// The relative pose of bodies at `pose(a)` and `pose(b)`.
+    fn rel(a: f32, b: f32) -> Pose {
+        pose(a).inv_mul(&pose(b))
+    }
+
     #[test]
     fn bodies_keep_their_slots_and_share_them_across_pairs() {
         let mut t = BodyTable::new();
         t.begin();
-        let ab = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.0), pose(2.0)]), &Pose::IDENTITY);
-        let ac = t.pair_bodies(PairKey::new(1, 3), Some([pose(1.0), pose(3.0)]), &Pose::IDENTITY);
+        let ab = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.0), pose(2.0)]), &rel(1.0, 2.0));
+        let ac = t.pair_bodies(PairKey::new(1, 3), Some([pose(1.0), pose(3.0)]), &rel(1.0, 3.0));
         assert_eq!(ab[0], ac[0], "body 1 has one slot");
         assert!(ab[0] != 0 && ab[1] != ab[0] && ac[1] != ab[1]);
         assert_eq!(t.poses()[ab[1] as usize], body(&pose(2.0)));
         // Next step: the same slots, new poses; body 3 is gone and its slot is reused.
         t.begin();
-        let ab2 = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.5), pose(2.5)]), &Pose::IDENTITY);
+        let ab2 = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.5), pose(2.5)]), &rel(1.5, 2.5));
         assert_eq!(ab2, ab);
         assert_eq!(t.poses()[ab[0] as usize], body(&pose(1.5)));
         t.begin();
-        let d = t.pair_bodies(PairKey::new(1, 4), Some([pose(1.5), pose(4.0)]), &Pose::IDENTITY);
+        let d = t.pair_bodies(PairKey::new(1, 4), Some([pose(1.5), pose(4.0)]), &rel(1.5, 4.0));
         assert_eq!(d[0], ab[0]);
         assert!(d[1] == ac[1] || d[1] == ab[1], "a freed slot is reused: {d:?}");
     }
 
-    /// A pair without world poses, or whose body id came with another pose in the step, has its
-    /// own body holding its `pos12` against the identity.
+    /// A pair without world poses, or whose body id came with another pose in the step, or whose
+    /// world poses are not valid or do not make its `pos12`, has its own body holding its `pos12`
+    /// against the identity.
     #[test]
     fn pairs_without_consistent_world_poses_have_their_own_body() {
         let mut t = BodyTable::new();
@@ -193,12 +214,26 @@ mod tests {
         assert_eq!(plain[0], 0);
         assert_eq!(t.poses()[0], IDENTITY);
         assert_eq!(t.poses()[plain[1] as usize], body(&pose(0.5)));
-        let first = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.0), pose(2.0)]), &pose(9.0));
-        let clash = t.pair_bodies(PairKey::new(1, 3), Some([pose(1.25), pose(3.0)]), &pose(0.75));
+        let first = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.0), pose(2.0)]), &rel(1.0, 2.0));
+        let clash = t.pair_bodies(PairKey::new(1, 3), Some([pose(1.25), pose(3.0)]), &rel(1.25, 3.0));
         assert_ne!(first[0], 0);
         assert_eq!(clash[0], 0);
-        assert_eq!(t.poses()[clash[1] as usize], body(&pose(0.75)));
+        assert_eq!(t.poses()[clash[1] as usize], body(&rel(1.25, 3.0)));
         assert_eq!(t.poses()[first[0] as usize], body(&pose(1.0)), "the first pose of body 1 stands");
+    }
+
+    /// World poses are taken only where they are valid and make the pair's `pos12`.
+    #[test]
+    fn world_poses_must_make_the_relative_pose() {
+        let (p1, p2) = (pose(4.0), pose(5.0));
+        assert_eq!(world_poses(Some([p1, p2]), &p1.inv_mul(&p2)), Some([p1, p2]));
+        assert_eq!(world_poses(None, &p1.inv_mul(&p2)), None);
+        assert_eq!(world_poses(Some([p1, p2]), &pose(0.25)), None);
+        let far = Pose::new(Vec3::new(1000.0, 0.0, 0.0), p2.rotation);
+        let shifted = Pose::new(p1.inv_mul(&far).translation + Vec3::splat(0.05), p1.inv_mul(&far).rotation);
+        assert_eq!(world_poses(Some([p1, far]), &shifted), None, "5 cm off at 1 km");
+        let nan = Pose::new(Vec3::splat(f32::NAN), Quat::IDENTITY);
+        assert_eq!(world_poses(Some([nan, p2]), &p1.inv_mul(&p2)), None);
     }
 
     #[test]

@@ -44,7 +44,7 @@ use rtcd::{
 use rustc_hash::FxHashSet;
 
 use crate::{
-    bodies::{BodyTable, KindTable},
+    bodies::{BodyTable, KindTable, world_poses},
     buffer::GrowBuffer,
     error::GpuError,
     gpu_types::*,
@@ -751,7 +751,7 @@ impl GpuNarrowPhase {
                 m.witness = plan.witness;
             }
             metrics.new_pairs += a.new as usize;
-            let [body_a, body_b] = self.bodies.pair_bodies(p.key, p.world, &p.pos12);
+            let [body_a, body_b] = self.bodies.pair_bodies(p.key, plan.world, &p.pos12);
             let kind = self.kinds.kind((p.mesh1.id(), p.mesh2.id()), || pair_statics(p, s.meshes, &base));
             let m = self.table.mirror_mut(a.slot);
             if a.new || m.link != Some([body_a, body_b, kind]) {
@@ -1329,6 +1329,8 @@ struct Plan {
     separated: bool,
     /// Vertex rays of each mesh (all its vertices for a standard trace, its records otherwise).
     entries: [u32; 2],
+    /// Its world poses, where they make its relative pose ([`world_poses`]).
+    world: Option<[rtcd::Pose; 2]>,
     /// A standard trace's new reference: the separation bound its mirror keeps (`Some`), and the
     /// witness features.
     separation: Option<f32>,
@@ -1371,7 +1373,8 @@ fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) 
             0.0
         }
     });
-    Plan { standard, separated, entries, separation, witness }
+    let world = world_poses(p.world, &p.pos12);
+    Plan { standard, separated, entries, separation, witness, world }
 }
 
 /// What a pair keeps on the device that its meshes (their places `meshes`) and lengths decide: its
