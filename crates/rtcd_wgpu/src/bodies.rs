@@ -117,7 +117,8 @@ impl BodyTable {
 
 /// A pair's world poses ([`rtcd::PairInput::world`]) where they are valid and make its `pos12`
 /// (`w[0].inv_mul(&w[1])`, within rounding: 1e-5 of the poses' distance from the origin plus a
-/// metre, and 1e-5 in the rotation); `None` otherwise, and the pair is its own body.
+/// metre, and 1e-6 in the rotations' dot product, 3 mrad); `None` otherwise, and the pair is its
+/// own body.
 pub(crate) fn world_poses(world: Option<[Pose; 2]>, pos12: &Pose) -> Option<[Pose; 2]> {
     let w = world?;
     if !(w[0].is_valid() && w[1].is_valid()) {
@@ -126,7 +127,7 @@ pub(crate) fn world_poses(world: Option<[Pose; 2]>, pos12: &Pose) -> Option<[Pos
     let made = w[0].inv_mul(&w[1]);
     let scale = 1.0 + w[0].translation.length() + w[1].translation.length();
     ((made.translation - pos12.translation).length() <= 1e-5 * scale
-        && made.rotation.dot(pos12.rotation).abs() >= 1.0 - 1e-5)
+        && made.rotation.dot(pos12.rotation).abs() >= 1.0 - 1e-6)
         .then_some(w)
 }
 
