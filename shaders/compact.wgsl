@@ -1,10 +1,13 @@
 // Kernel, one thread per entry: contacts and predictions are packed densely at their scanned offsets,
 // both as the next step's records (the pair state that stays on the GPU) and as the rays that found
 // them (what is read back, 16 bytes each; the host makes the contacts), so readback grows with
-// contacts, not rays.
-#import rtcd::types::{EntryHit, Record, ContactOut, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, CONTACT_KIND_BITS}
-#import rtcd::math::linear_index
-#import rtcd::pairs::{params, find_pair}
+// contacts, not rays. A prediction whose re-projected distance (2014 §3.2, rtcd::contact::ray_depth)
+// is surely beyond the step's prediction distance is marked ENTRY_RECORD_ONLY: the host keeps its
+// record and makes no contact of it (it would drop the contact), so it does not re-project it.
+#import rtcd::types::{EntryHit, Record, ContactOut, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, CONTACT_KIND_BITS, ENTRY_RECORD_ONLY}
+#import rtcd::math::{linear_index, quat_rotate}
+#import rtcd::geometry::{vertex_of, triangle_of}
+#import rtcd::pairs::{pairs, params, find_pair, from_mesh, to_mesh, from_to_q}
 
 @group(0) @binding(7) var<storage, read> entries: array<EntryHit>;
 @group(0) @binding(9) var<storage, read> offsets: array<u32>;
@@ -30,6 +33,24 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
     let prediction = outcome == OUTCOME_PREDICTION;
     next_records[o] = Record(hit.vertex, hit.triangle | select(0u, RECORD_PREDICTION, prediction));
-    let kind = hit.kind & ((1u << CONTACT_KIND_BITS) - 1u);
-    contacts[o] = ContactOut(find_pair(i) << CONTACT_KIND_BITS | kind, hit.vertex, hit.triangle, hit.t);
+    var kind = hit.kind & ((1u << CONTACT_KIND_BITS) - 1u);
+    let p = find_pair(i);
+    if (prediction && (kind & ENTRY_RECORD_ONLY) == 0u) {
+        // The host's depth: |t| (dir · n) with re-projection, against a box or without it |t|;
+        // "surely beyond" leaves room for the two sides' rounding.
+        let pair = pairs[p];
+        let dir = (kind >> 4u) & 1u;
+        let to = to_mesh(pair, dir);
+        var depth = abs(hit.t);
+        if (params.reprojection != 0u && to.cuboid == 0u) {
+            let n = vertex_of(from_mesh(pair, dir), hit.vertex).n.xyz;
+            let d = quat_rotate(from_to_q(pair, dir), -n);
+            depth = abs(hit.t) * dot(d, triangle_of(to, hit.triangle).n.xyz);
+        }
+        let pd = params.prediction_distance;
+        if (depth > pd + 1e-4 * (pd + abs(hit.t)) + 1e-30) {
+            kind = kind | ENTRY_RECORD_ONLY;
+        }
+    }
+    contacts[o] = ContactOut(p << CONTACT_KIND_BITS | kind, hit.vertex, hit.triangle, hit.t);
 }

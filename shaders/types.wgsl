@@ -248,7 +248,9 @@ struct Params {
     // Pair links uploaded this step (pair_links.wgsl); the pairs carry their lengths
     // (Pair.statics.culling_dist, max_it).
     link_count: u32,
-    pad_d: u32,
+    // The step's prediction distance (StepOptions::prediction_distance): compact.wgsl marks the
+    // predictions surely beyond it.
+    prediction_distance: f32,
     prediction: u32,
     reprojection: u32,
     // Pair-table slots this step (the pairs are indexed by slot).

@@ -290,8 +290,9 @@ pub struct GpuParams {
     /// Pair links uploaded this step (`pair_links.wgsl`); the pairs carry their lengths
     /// ([`GpuPairStatic::culling_dist`], [`GpuPairStatic::max_it`]).
     pub link_count: u32,
-    /// Padding.
-    pub _pad_d: u32,
+    /// The step's prediction distance ([`rtcd::StepOptions::prediction_distance`]): `compact.wgsl`
+    /// marks the predictions surely beyond it [`ENTRY_RECORD_ONLY`].
+    pub prediction_distance: f32,
     /// Predictive rays on.
     pub prediction: u32,
     /// Re-projection on.

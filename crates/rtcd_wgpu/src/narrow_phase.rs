@@ -845,6 +845,7 @@ impl GpuNarrowPhase {
         upload += b.bodies.write(&self.queue, 0, self.bodies.poses());
         let gpu_params = GpuParams {
             link_count: link_changes.len() as u32,
+            prediction_distance: opts.prediction_distance,
             prediction: base.prediction as u32,
             reprojection: base.reprojection as u32,
             pair_count: p_count,
@@ -1506,6 +1507,18 @@ fn parse_pair(
         let outcome = kind & 3;
         let dir = ((kind >> 4) & 1) as usize;
         records[dir].push(RayRecord { vertex, triangle, in_contact: outcome == OUTCOME_CONTACT });
+        // A prediction the device found beyond the prediction distance, or that makes no contact:
+        // its record alone (its ray's contact is made for the debug rays only).
+        if outcome != OUTCOME_CONTACT && kind & ENTRY_RECORD_ONLY != 0 && !opts.record_rays {
+            let (from, to) = if dir == 1 { (meshes[1], meshes[0]) } else { (meshes[0], meshes[1]) };
+            if vertex as usize >= from.positions.len() || triangle as usize >= to.triangle_normals.len() {
+                return Err(BackendError::Readback(format!(
+                    "a contact of vertex {vertex} and triangle {triangle} out of its meshes"
+                )));
+            }
+            m.prediction_records += 1;
+            continue;
+        }
         let (cand, ray_dir) =
             candidate_of(c, &job.pos12, &pos21, meshes, params.reprojection).ok_or_else(|| {
                 BackendError::Readback(format!(
