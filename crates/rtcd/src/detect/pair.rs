@@ -1227,15 +1227,7 @@ fn edge_direction(
     let mesh_edges = dir.from.edges();
     edges.clear();
     if standard {
-        let region = dir.candidate_region(params.candidate_extension());
-        if !region.is_empty() {
-            let positions = dir.from.positions();
-            edges.extend((0..mesh_edges.len() as u32).filter(|&k| {
-                let [a, b] = mesh_edges[k as usize];
-                let (pa, pb) = (positions[a as usize], positions[b as usize]);
-                pa.min(pb).cmple(region.max).all() && pa.max(pb).cmpge(region.min).all()
-            }));
-        }
+        dir.from.edges_in(&dir.candidate_region(params.candidate_extension()), edges);
     } else {
         edges.extend_from_slice(edge_records);
         for r in vertex_records.iter().filter(|r| !r.in_contact) {

@@ -205,6 +205,10 @@ pub struct RtcdMesh {
     predicting_edges: u32,
     vertex_edge_offsets: Vec<u32>,
     vertex_edges: Vec<u32>,
+    /// A hierarchy over the edges' boxes ([`RtcdMesh::edges_in`]): its leaves index `edge_order`,
+    /// which holds edge ids.
+    edge_bvh: Vec<BvhNode>,
+    edge_order: Vec<u32>,
     bvh: Vec<BvhNode>,
     exit_distances: Vec<f32>,
     aabb: Aabb,
@@ -290,6 +294,11 @@ impl RtcdMesh {
         let triangle_normals = normals::triangle_normals(&positions, &triangles);
         let (edges, predicting_edges) = feature_edges(&positions, &triangles, &neighbors, &triangle_normals);
         let (vertex_edge_offsets, vertex_edges) = incident_edges(positions.len(), &edges);
+        let edge_boxes: Vec<Aabb> = edges
+            .iter()
+            .map(|&[a, b]| Aabb::from_points([positions[a as usize], positions[b as usize]].iter()))
+            .collect();
+        let (edge_bvh, edge_order) = bvh::build(&edge_boxes);
         let prepared = triangles
             .iter()
             .map(|t| {
@@ -321,6 +330,8 @@ impl RtcdMesh {
             predicting_edges,
             vertex_edge_offsets,
             vertex_edges,
+            edge_bvh,
+            edge_order,
             bvh,
             exit_distances: Vec::new(),
             aabb,
@@ -435,6 +446,45 @@ impl RtcdMesh {
     pub fn predicting_edges(&self) -> u32 {
         self.predicting_edges
     }
+    /// Appends to `out` the ids of the edges ([`RtcdMesh::edges`]) whose boxes meet `region` (both
+    /// ends' smallest coordinates at most its maximum, their largest at least its minimum, bounds
+    /// included), in increasing order: all of them when the region holds the mesh's box, else
+    /// those the edge hierarchy's boxes lead to, so that a region over a corner of a large mesh
+    /// does not test every edge.
+    pub fn edges_in(&self, region: &Aabb, out: &mut Vec<u32>) {
+        if self.edges.is_empty() || region.is_empty() {
+            return;
+        }
+        if region.min.cmple(self.aabb.min).all() && region.max.cmpge(self.aabb.max).all() {
+            out.extend(0..self.edges.len() as u32);
+            return;
+        }
+        let start = out.len();
+        let meets = |lo: Vec3, hi: Vec3| lo.cmple(region.max).all() && hi.cmpge(region.min).all();
+        let mut i = 0;
+        while i < self.edge_bvh.len() {
+            let node = &self.edge_bvh[i];
+            if !meets(Vec3::from_array(node.min), Vec3::from_array(node.max)) {
+                i = node.miss as usize;
+                continue;
+            }
+            match node.leaf_range() {
+                Some((first, count)) => {
+                    for &k in &self.edge_order[first as usize..(first + count) as usize] {
+                        let [a, b] = self.edges[k as usize];
+                        let (pa, pb) = (self.positions[a as usize], self.positions[b as usize]);
+                        if meets(pa.min(pb), pa.max(pb)) {
+                            out.push(k);
+                        }
+                    }
+                    i = node.miss as usize;
+                }
+                None => i += 1,
+            }
+        }
+        out[start..].sort_unstable();
+    }
+
     /// The ids of the edges that end at vertex `v` ([`RtcdMesh::edges`]).
     pub fn vertex_edges(&self, v: u32) -> &[u32] {
         let (a, b) = (self.vertex_edge_offsets[v as usize], self.vertex_edge_offsets[v as usize + 1]);
@@ -600,4 +650,58 @@ fn back_face_directions(normals: &[Vec3]) -> (Vec3, Vec3) {
     normals.iter().fold((Vec3::ZERO, Vec3::ZERO), |(to_min, to_max), n| {
         (to_min.max(toward(-*n)), to_max.max(toward(*n)))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+    use crate::shapes;
+
+    /// The edges the hierarchy finds in a region are those a test of every edge finds, in the same
+    /// order: on random regions (small, large, holding the whole mesh, beside it, empty) over a
+    /// concave blob, a torus, a low-poly box, a 1 cm plate and a 2,000-triangle rock.
+    #[test]
+    fn edges_in_a_region_are_those_of_a_full_scan() {
+        let meshes = [
+            shapes::star_blob(0.5, 24, 14, 5, 0.3, 3),
+            shapes::torus(0.5, 0.18, 32, 12),
+            shapes::cuboid(Vec3::new(1.0, 0.5, 0.25)),
+            shapes::cuboid(Vec3::new(0.5, 0.005, 0.5)),
+            shapes::star_blob(1.0, 40, 26, 9, 0.4, 7),
+        ]
+        .map(|(v, i)| RtcdMesh::new("m", &v, &i).unwrap());
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+        let (mut found, mut all, mut some) = (0, 0, 0);
+        for mesh in &meshes {
+            let b = mesh.aabb();
+            for _ in 0..400 {
+                let size = b.extents() * rng.random_range(0.0..1.5f32);
+                let corner = b.min - 0.5 * b.extents()
+                    + b.extents() * Vec3::new(rng.random(), rng.random(), rng.random()) * 2.0;
+                let region = Aabb::new(corner, corner + size);
+                let expected: Vec<u32> = (0..mesh.edges().len() as u32)
+                    .filter(|&k| {
+                        let [a, c] = mesh.edges()[k as usize];
+                        let (pa, pc) = (mesh.positions()[a as usize], mesh.positions()[c as usize]);
+                        !region.is_empty()
+                            && pa.min(pc).cmple(region.max).all()
+                            && pa.max(pc).cmpge(region.min).all()
+                    })
+                    .collect();
+                let mut got = vec![u32::MAX];
+                mesh.edges_in(&region, &mut got);
+                assert_eq!(got[0], u32::MAX, "appends");
+                assert_eq!(&got[1..], &expected[..]);
+                found += expected.len();
+                all += usize::from(expected.len() == mesh.edges().len());
+                some += usize::from(!expected.is_empty() && expected.len() < mesh.edges().len());
+            }
+            let mut every = Vec::new();
+            mesh.edges_in(&b.extended(0.1), &mut every);
+            assert_eq!(every.len(), mesh.edges().len());
+        }
+        assert!(found > 1000 && all > 100 && some > 200, "{found} {all} {some}");
+    }
 }
