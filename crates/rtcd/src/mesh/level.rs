@@ -37,7 +37,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 
-use super::{MeshReport, RtcdMesh, clean, incident_edges};
+use super::{MeshReport, RtcdMesh, clean, edge_hierarchy, incident_edges};
 use crate::{
     aabb::Aabb,
     bvh::{self, BvhNode},
@@ -322,6 +322,7 @@ impl RtcdMesh {
         self.edges.retain(keep);
         self.predicting_edges = kept_strong as u32;
         (self.vertex_edge_offsets, self.vertex_edges) = incident_edges(self.positions.len(), &self.edges);
+        (self.edge_bvh, self.edge_order) = edge_hierarchy(&self.positions, &self.edges);
     }
 }
 

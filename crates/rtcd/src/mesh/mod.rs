@@ -120,6 +120,16 @@ pub const FEATURE_EDGE_DEPTH: f32 = 0.01;
 /// prediction), as long, sharp edges are: 5 %. See [`RtcdMesh::predicting_edges`].
 pub const PREDICTING_EDGE_DEPTH: f32 = 0.05;
 
+/// The hierarchy over the boxes of `edges` ([`RtcdMesh::edges_in`]): its nodes, and the edge ids
+/// its leaves' ranges index.
+pub(crate) fn edge_hierarchy(positions: &[Vec3], edges: &[[u32; 2]]) -> (Vec<BvhNode>, Vec<u32>) {
+    let boxes: Vec<Aabb> = edges
+        .iter()
+        .map(|&[a, b]| Aabb::from_points([positions[a as usize], positions[b as usize]].iter()))
+        .collect();
+    bvh::build(&boxes)
+}
+
 /// The convex feature edges, each once: edge `k` of triangle `t` (corners `k`, `k + 1`) when `t` is
 /// the lower-indexed of its two triangles, which turn outward (the other triangle's far corner lies
 /// behind `t`'s plane) and whose crossing could be deeper than [`FEATURE_EDGE_DEPTH`] of the
@@ -294,11 +304,7 @@ impl RtcdMesh {
         let triangle_normals = normals::triangle_normals(&positions, &triangles);
         let (edges, predicting_edges) = feature_edges(&positions, &triangles, &neighbors, &triangle_normals);
         let (vertex_edge_offsets, vertex_edges) = incident_edges(positions.len(), &edges);
-        let edge_boxes: Vec<Aabb> = edges
-            .iter()
-            .map(|&[a, b]| Aabb::from_points([positions[a as usize], positions[b as usize]].iter()))
-            .collect();
-        let (edge_bvh, edge_order) = bvh::build(&edge_boxes);
+        let (edge_bvh, edge_order) = edge_hierarchy(&positions, &edges);
         let prepared = triangles
             .iter()
             .map(|t| {
@@ -661,7 +667,8 @@ mod tests {
 
     /// The edges the hierarchy finds in a region are those a test of every edge finds, in the same
     /// order: on random regions (small, large, holding the whole mesh, beside it, empty) over a
-    /// concave blob, a torus, a low-poly box, a 1 cm plate and a 2,000-triangle rock.
+    /// concave blob, a torus, a low-poly box, a 1 cm plate, a 2,000-triangle rock, and the chunks of
+    /// an open terrain (whose seams between chunks are left out of their edges).
     #[test]
     fn edges_in_a_region_are_those_of_a_full_scan() {
         let meshes = [
@@ -672,9 +679,40 @@ mod tests {
             shapes::star_blob(1.0, 40, 26, 9, 0.4, 7),
         ]
         .map(|(v, i)| RtcdMesh::new("m", &v, &i).unwrap());
+        // A wavy 12 x 12 terrain with a ridge, in chunks of 24 triangles.
+        let n = 12u32;
+        let mut p = Vec::new();
+        for j in 0..=n {
+            for i in 0..=n {
+                let (x, z) = (i as f32 - 6.0, j as f32 - 6.0);
+                p.push(Vec3::new(
+                    x,
+                    0.4 * (0.9 * x).sin() * (0.7 * z).cos() + if i == 6 { 0.5 } else { 0.0 },
+                    z,
+                ));
+            }
+        }
+        let at = |i: u32, j: u32| j * (n + 1) + i;
+        let mut idx = Vec::new();
+        for j in 0..n {
+            for i in 0..n {
+                idx.extend([
+                    at(i, j),
+                    at(i, j + 1),
+                    at(i + 1, j),
+                    at(i + 1, j),
+                    at(i, j + 1),
+                    at(i + 1, j + 1),
+                ]);
+            }
+        }
+        let level = LevelMesh::with_chunk_triangles("terrain", &p, &idx, 24).unwrap();
+        let chunks: Vec<&RtcdMesh> = level.chunks().iter().map(|c| &**c).collect();
+        assert!(chunks.len() > 4 && chunks.iter().any(|c| !c.edges().is_empty()));
+        let meshes: Vec<&RtcdMesh> = meshes.iter().chain(chunks).collect();
         let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
         let (mut found, mut all, mut some) = (0, 0, 0);
-        for mesh in &meshes {
+        for &mesh in &meshes {
             let b = mesh.aabb();
             for _ in 0..400 {
                 let size = b.extents() * rng.random_range(0.0..1.5f32);
