@@ -1268,12 +1268,18 @@ impl GpuNarrowPhase {
                 || (ReduceScratch::default(), Vec::new()),
                 |(scratch, candidates), (&(s, e), job)| {
                     let m = job.meshes.map(|h| meshes.host(h));
-                    let (manifolds, rays, kept, metrics, records) =
-                        parse_pair(&contacts[s..e], job, m, &params, &opts, scratch, candidates)?;
-                    // The records the slot's next edge rays start from (last step's freed here).
-                    let counts = records.each_ref().map(|r| r.len() as u32);
-                    table.edges(job.slot).vertex_records = records;
-                    Ok((manifolds, rays, kept, metrics, counts))
+                    // The records the slot's next edge rays start from, made in last step's vectors.
+                    let mut edges = table.edges(job.slot);
+                    parse_pair(
+                        &contacts[s..e],
+                        job,
+                        m,
+                        &params,
+                        &opts,
+                        scratch,
+                        candidates,
+                        &mut edges.vertex_records,
+                    )
                 },
             )
             .collect::<Result<_, BackendError>>()?;
@@ -1302,7 +1308,7 @@ impl GpuNarrowPhase {
 }
 
 /// A pair's step from its contacts read back ([`parse_pair`]): manifolds, ray debug, kept contacts,
-/// figures, and each direction's vertex records for the next step.
+/// figures, and each direction's vertex records for the next step (or their counts).
 type PairParsed<R> = (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, R);
 
 /// A valid pair of a step with its meshes' places on the device and its slot.
@@ -1486,7 +1492,9 @@ fn candidate_of(
     Some((reproject(&ray, pos12, reprojection), dir))
 }
 
-/// Turns one pair's compacted rays into manifolds, debug rays, metrics and record counts.
+/// Turns one pair's compacted rays into manifolds, debug rays, metrics and record counts; each
+/// direction's vertex records for the next step go to `records` (cleared first).
+#[expect(clippy::too_many_arguments, reason = "one pair's rays, with the buffers it fills in place")]
 fn parse_pair(
     contacts: &[GpuContactOut],
     job: &Job,
@@ -1495,9 +1503,10 @@ fn parse_pair(
     opts: &StepOptions,
     scratch: &mut ReduceScratch,
     candidates: &mut Vec<ContactCandidate>,
-) -> Result<PairParsed<[Vec<RayRecord>; 2]>, BackendError> {
+    records: &mut [Vec<RayRecord>; 2],
+) -> Result<PairParsed<[u32; 2]>, BackendError> {
     let mut m = StepMetrics::default();
-    let mut records: [Vec<RayRecord>; 2] = Default::default();
+    records.iter_mut().for_each(Vec::clear);
     let mut rays = Vec::new();
     candidates.clear();
     let pos21 = job.pos12.inverse();
@@ -1582,10 +1591,10 @@ fn parse_pair(
     m.manifold_points = manifolds.iter().map(|x| x.points.len() as u64).sum();
     // Sorted by vertex, as the edge rays look them up (the compaction keeps entry order, which is
     // vertex order; sorting again costs nothing when it holds).
-    for r in &mut records {
+    for r in records.iter_mut() {
         r.sort_unstable_by_key(|r| r.vertex);
     }
-    Ok((manifolds, rays, kept, m, records))
+    Ok((manifolds, rays, kept, m, records.each_ref().map(|r| r.len() as u32)))
 }
 
 impl NarrowPhaseBackend for GpuNarrowPhase {
