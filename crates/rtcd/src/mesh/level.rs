@@ -327,11 +327,11 @@ impl RtcdMesh {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A wavy height grid of `n x n` cells over `[-size/2, size/2]^2`, counter-clockwise from above.
-    fn terrain(n: u32, size: f32) -> (Vec<Vec3>, Vec<u32>) {
+    pub(crate) fn terrain(n: u32, size: f32) -> (Vec<Vec3>, Vec<u32>) {
         let h = |x: f32, z: f32| 0.3 * (0.7 * x).sin() * (0.5 * z).cos();
         let mut p = Vec::new();
         for j in 0..=n {

@@ -679,33 +679,9 @@ mod tests {
             shapes::star_blob(1.0, 40, 26, 9, 0.4, 7),
         ]
         .map(|(v, i)| RtcdMesh::new("m", &v, &i).unwrap());
-        // A wavy 12 x 12 terrain with a ridge, in chunks of 24 triangles.
-        let n = 12u32;
-        let mut p = Vec::new();
-        for j in 0..=n {
-            for i in 0..=n {
-                let (x, z) = (i as f32 - 6.0, j as f32 - 6.0);
-                p.push(Vec3::new(
-                    x,
-                    0.4 * (0.9 * x).sin() * (0.7 * z).cos() + if i == 6 { 0.5 } else { 0.0 },
-                    z,
-                ));
-            }
-        }
-        let at = |i: u32, j: u32| j * (n + 1) + i;
-        let mut idx = Vec::new();
-        for j in 0..n {
-            for i in 0..n {
-                idx.extend([
-                    at(i, j),
-                    at(i, j + 1),
-                    at(i + 1, j),
-                    at(i + 1, j),
-                    at(i, j + 1),
-                    at(i + 1, j + 1),
-                ]);
-            }
-        }
+        // A wavy 12 x 12 terrain with a ridge along x = 0, in chunks of 24 triangles.
+        let (mut p, idx) = level::tests::terrain(12, 12.0);
+        p.iter_mut().filter(|q| q.x.abs() < 1e-3).for_each(|q| q.y += 0.5);
         let level = LevelMesh::with_chunk_triangles("terrain", &p, &idx, 24).unwrap();
         let chunks: Vec<&RtcdMesh> = level.chunks().iter().map(|c| &**c).collect();
         assert!(chunks.len() > 4 && chunks.iter().any(|c| !c.edges().is_empty()));
