@@ -395,15 +395,7 @@ impl GpuNarrowPhase {
 
     /// Reads the whole pair table back from the GPU (blocking; for tests and debugging).
     pub fn read_pair_table(&self) -> Result<Vec<GpuSlot>, BackendError> {
-        let bytes = self.table.capacity() as u64 * std::mem::size_of::<GpuSlot>() as u64;
-        crate::readback::read_buffer(
-            &self.device,
-            &self.queue,
-            self.table.buffer.buffer(),
-            bytes,
-            self.options.timeout,
-        )
-        .map(|b| bytemuck::pod_collect_to_vec(&b))
+        self.read_elements(self.table.buffer.buffer(), self.table.capacity())
     }
 
     /// Reads back the last step's pairs as the device assembled them (`pair_assemble.wgsl`,
@@ -412,18 +404,14 @@ impl GpuNarrowPhase {
     /// not in the step has no [`PAIR_PRESENT`] flag) (blocking; for tests and debugging). Empty before
     /// a step and after one without pairs on the device.
     pub fn read_step_pairs(&self) -> Result<Vec<GpuPair>, BackendError> {
-        if self.last_pairs == 0 {
-            return Ok(Vec::new());
-        }
-        let bytes = self.last_pairs as u64 * std::mem::size_of::<GpuPair>() as u64;
-        crate::readback::read_buffer(
-            &self.device,
-            &self.queue,
-            self.bufs.pairs.buffer(),
-            bytes,
-            self.options.timeout,
-        )
-        .map(|b| bytemuck::pod_collect_to_vec(&b))
+        self.read_elements(self.bufs.pairs.buffer(), self.last_pairs)
+    }
+
+    /// The first `n` elements of `buffer` (blocking).
+    fn read_elements<T: bytemuck::Pod>(&self, buffer: &wgpu::Buffer, n: u32) -> Result<Vec<T>, BackendError> {
+        let bytes = n as u64 * std::mem::size_of::<T>() as u64;
+        crate::readback::read_buffer(&self.device, &self.queue, buffer, bytes, self.options.timeout)
+            .map(|b| bytemuck::pod_collect_to_vec(&b))
     }
 
     fn usable(&self) -> Result<(), BackendError> {
