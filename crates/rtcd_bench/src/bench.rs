@@ -6,6 +6,9 @@
 use std::{ops::Range, time::Instant};
 
 use rtcd::{NarrowPhase, NarrowPhaseBackend, RtcdParams, StepOptions, TracerKind};
+use rtcd_rapier::DepthBound;
+
+use crate::world::DeepOverlaps;
 
 use crate::{
     cli::Options,
@@ -283,7 +286,7 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         ));
         Ok(run)
     };
-    let main = sim(crate::report::MAIN_LABEL, Setup::Rtcd(params, None, None))?;
+    let main = sim(crate::report::MAIN_LABEL, Setup::Rtcd(params, None, None, DeepOverlaps::default()))?;
     let n = main.steps.len();
     let phases =
         matches!(scene.id, SceneId::Avalanche | SceneId::Everyday).then(|| Phases::detect(&main.steps));
@@ -301,18 +304,42 @@ pub fn run_scene(scene: Scene, opts: &Options, gpu: Option<&Gpu>) -> Result<Scen
         (
             "nopred",
             "rtcd, no prediction",
-            Setup::Rtcd(RtcdParams { prediction: false, ..params }, None, None),
+            Setup::Rtcd(RtcdParams { prediction: false, ..params }, None, None, DeepOverlaps::default()),
         ),
         (
             "noreproj",
             "rtcd, no re-projection",
-            Setup::Rtcd(RtcdParams { reprojection: false, ..params }, None, None),
+            Setup::Rtcd(RtcdParams { reprojection: false, ..params }, None, None, DeepOverlaps::default()),
         ),
-        ("recycle", crate::report::RECYCLE_LABEL, Setup::Rtcd(params, None, Some(recycle_distance))),
+        (
+            "recycle",
+            crate::report::RECYCLE_LABEL,
+            Setup::Rtcd(params, None, Some(recycle_distance), DeepOverlaps::default()),
+        ),
+        (
+            "nomerge",
+            "rtcd, following recycling, deep overlaps not merged",
+            Setup::Rtcd(
+                params,
+                None,
+                Some(recycle_distance),
+                DeepOverlaps { merge: false, ..DeepOverlaps::default() },
+            ),
+        ),
+        (
+            "bound",
+            "rtcd, following recycling, depth bound on",
+            Setup::Rtcd(
+                params,
+                None,
+                Some(recycle_distance),
+                DeepOverlaps { bound: DepthBound::Corrective, ..DeepOverlaps::default() },
+            ),
+        ),
         (
             "widespec",
             "rtcd, speculative groups within 30°",
-            Setup::Rtcd(params, Some(WIDE_SPECULATIVE_ANGLE_DEG.to_radians()), None),
+            Setup::Rtcd(params, Some(WIDE_SPECULATIVE_ANGLE_DEG.to_radians()), None, DeepOverlaps::default()),
         ),
         ("trimesh", "Rapier trimesh", Setup::TriMesh),
         ("vhacd", "V-HACD", Setup::Vhacd),

@@ -56,7 +56,7 @@ pub fn run(scene: &Scene, params: RtcdParams) -> Result<Vec<Row>, String> {
     ];
     let recycle =
         rtcd_rapier::rapier3d::dynamics::IntegrationParameters::default().normalized_contact_recycle_distance;
-    let setup = Setup::Rtcd(params, None, Some(recycle));
+    let setup = Setup::Rtcd(params, None, Some(recycle), crate::world::DeepOverlaps::default());
     let mut rows = Vec::new();
     for (name, terrain) in terrains {
         let (positions, triangles) = terrain.trimesh();

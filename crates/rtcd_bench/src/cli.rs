@@ -25,9 +25,10 @@ USAGE: cargo run --release -p rtcd_bench -- [FLAGS]
   --compare LIST        simulated set-ups besides the main one (rtcd with Rapier's contact
                         recycling off, whose poses the replays trace): trimesh, vhacd, nopred,
                         noreproj, recycle (rtcd following Rapier's contact recycling, the batch
-                        holding recycled pairs: the plugin's default set-up), widespec
-                        (speculative contact groups within 30° instead of 5°; not in the default
-                        list), or none (default: all but widespec)
+                        holding recycled pairs: the plugin's default set-up), nomerge (the same
+                        with deep overlaps' manifolds not merged), bound (the same with the depth
+                        bound on), widespec (speculative contact groups within 30° instead of 5°),
+                        or none (default: all but nomerge, bound and widespec)
   --recycle-distance D  Rapier's normalized_contact_recycle_distance for the `recycle` set-up
                         (default: Rapier's, 0.05, i.e. 5 cm)
   --gpu MODE            auto (default): GPU rows when an adapter exists, on a software adapter
@@ -185,8 +186,11 @@ impl Options {
                         o.compare.clear();
                     }
                     for c in &o.compare {
-                        if !["trimesh", "vhacd", "nopred", "noreproj", "widespec", "recycle"]
-                            .contains(&c.as_str())
+                        if ![
+                            "trimesh", "vhacd", "nopred", "noreproj", "widespec", "recycle", "nomerge",
+                            "bound",
+                        ]
+                        .contains(&c.as_str())
                         {
                             return Err(format!("--compare: unknown set-up {c}"));
                         }

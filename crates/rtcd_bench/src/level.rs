@@ -265,7 +265,7 @@ pub fn compare(
 ) -> Result<Vec<CaseResult>, String> {
     let recycle =
         rtcd_rapier::rapier3d::dynamics::IntegrationParameters::default().normalized_contact_recycle_distance;
-    let setup = Setup::Rtcd(params, None, Some(recycle));
+    let setup = Setup::Rtcd(params, None, Some(recycle), crate::world::DeepOverlaps::default());
     let mut runs: Vec<Vec<Figures>> = vec![Vec::new(); cases.len()];
     for round in 0..repeat.max(1) {
         for (case, out) in cases.iter().zip(&mut runs) {

@@ -28,7 +28,7 @@ use std::{
 
 use rtcd::{RtcdMesh, RtcdParams};
 use rtcd_rapier::{
-    RtcdDriver, RtcdShape, RtcdShapeData,
+    DepthBound, RtcdDriver, RtcdShape, RtcdShapeData,
     parry3d::{
         self,
         math::{Pose, Real, Vector},
@@ -47,6 +47,22 @@ use rtcd_rapier::{
 
 use crate::scene::{DT, Scene, Spawn};
 
+/// What the contact cache does with deep overlaps:
+/// [`CacheSettings::merge_deep_overlaps`](rtcd_rapier::CacheSettings::merge_deep_overlaps) and
+/// [`CacheSettings::depth_bound`](rtcd_rapier::CacheSettings::depth_bound).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeepOverlaps {
+    pub merge: bool,
+    pub bound: DepthBound,
+}
+
+impl Default for DeepOverlaps {
+    /// The plugin's defaults: merged, not bounded.
+    fn default() -> Self {
+        Self { merge: true, bound: DepthBound::Off }
+    }
+}
+
 /// How bodies collide.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Setup {
@@ -54,8 +70,9 @@ pub enum Setup {
     /// [`CacheSettings::speculative_angle`](rtcd_rapier::CacheSettings::speculative_angle) (radians);
     /// `Some(d)`: with Rapier's contact recycling (its default, as the other set-ups have it) at
     /// `normalized_contact_recycle_distance` `d`, the batch holding the pairs Rapier recycles
-    /// ([`RtcdDriver::detect_recycling`]); `None`: recycling off.
-    Rtcd(RtcdParams, Option<f32>, Option<f32>),
+    /// ([`RtcdDriver::detect_recycling`]); `None`: recycling off; and what the cache does with deep
+    /// overlaps.
+    Rtcd(RtcdParams, Option<f32>, Option<f32>, DeepOverlaps),
     /// Rapier's trimesh colliders.
     TriMesh,
     /// V-HACD convex decomposition.
@@ -308,7 +325,7 @@ impl World {
     fn build(scene: &Scene, setup: Setup, shapes: Shapes, ground_only: bool) -> Result<Self, String> {
         let clock = DispatchClock::default();
         let (narrow_phase, params, driver) = match setup {
-            Setup::Rtcd(p, speculative_angle, recycling) => {
+            Setup::Rtcd(p, speculative_angle, recycling, deep) => {
                 let driver = RtcdDriver::new(p).map_err(|e| e.to_string())?;
                 let cache = driver.cache();
                 // A level ground is ours unless the scene leaves it to Rapier.
@@ -316,6 +333,8 @@ impl World {
                 cache.set_settings(rtcd_rapier::CacheSettings {
                     speculative_angle,
                     levels,
+                    merge_deep_overlaps: deep.merge,
+                    depth_bound: deep.bound,
                     ..cache.settings()
                 });
                 let dispatcher = TimedDispatcher {
@@ -513,4 +532,21 @@ pub struct ContactCounts {
     pub manifolds: usize,
     /// Those manifolds' points.
     pub points: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default set-ups run what the plugin does by default.
+    #[test]
+    fn deep_overlaps_default_to_the_plugins() {
+        let params = RtcdParams::from_triangle_size(0.1);
+        let cache = rtcd_rapier::ContactCache::new(params, rtcd_rapier::GroundMeshes::new()).unwrap();
+        let s = cache.settings();
+        assert_eq!(
+            DeepOverlaps::default(),
+            DeepOverlaps { merge: s.merge_deep_overlaps, bound: s.depth_bound }
+        );
+    }
 }

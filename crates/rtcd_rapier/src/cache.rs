@@ -25,7 +25,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
     convert::displacement,
-    depth_bound::{DepthBound, corrective_depth_of},
+    depth_bound::{DepthBound, HandedDepths, corrective_depth_of},
     ground::{CuboidKey, GroundMeshes},
 };
 
@@ -190,10 +190,18 @@ pub struct CacheSettings {
     pub levels: bool,
     /// How deep the contacts handed to Rapier's solver may be. With [`DepthBound::Corrective`] (the
     /// depth Rapier's `max_corrective_velocity()` removes in two steps,
-    /// [`corrective_depth`](crate::corrective_depth)) a deep overlap is pushed out gently instead of
-    /// launching the bodies, and shallow (resting) contacts pass unchanged (see the
-    /// [`depth_bound`](crate::depth_bound) module). Default [`DepthBound::Off`].
+    /// [`corrective_depth`](crate::corrective_depth)) a deep overlap is pushed out at a bounded
+    /// rate, and shallow (resting) contacts pass unchanged (see the
+    /// [`depth_bound`](crate::depth_bound) module). Default [`DepthBound::Off`]: every depth as rtcd
+    /// measures it (a bound also slows how hard landings are pushed back out).
     pub depth_bound: DepthBound,
+    /// Whether a deep overlap's manifolds are merged into one before Rapier's solver sees them: where
+    /// at least two of a pair's manifolds hold a point deeper than the depth bound (the corrective
+    /// depth when [`CacheSettings::depth_bound`] is off), those pushing along their depth-weighted
+    /// normal become one manifold of that normal with at most four points, and those pushing
+    /// against it are dropped, so the bodies come apart without being launched (see the
+    /// [`depth_bound`](crate::depth_bound) module). Default `true`.
+    pub merge_deep_overlaps: bool,
 }
 
 impl CacheSettings {
@@ -346,6 +354,7 @@ impl ContactCache {
             cuboids: true,
             levels: true,
             depth_bound: DepthBound::Off,
+            merge_deep_overlaps: true,
         };
         let rapier = IntegrationParameters::default();
         Ok(Self {
@@ -392,13 +401,25 @@ impl ContactCache {
     /// The bound on the depths handed to Rapier's solver in use ([`CacheSettings::depth_bound`]
     /// resolved), infinite when off.
     pub fn depth_bound(&self) -> f32 {
+        self.handed_depths().bound
+    }
+
+    /// The bound and the depth from which a deep overlap is merged, resolved from the settings.
+    pub(crate) fn handed_depths(&self) -> HandedDepths {
         let load = |a: &AtomicU32| f32::from_bits(a.load(Ordering::Relaxed));
         let corrective = corrective_depth_of(
             load(&self.inner.corrective_velocity),
             load(&self.inner.step_dt),
             load(&self.inner.recycle_distance),
         );
-        self.settings().depth_bound.length(corrective).unwrap_or(f32::INFINITY)
+        let settings = self.settings();
+        let bound = settings.depth_bound.length(corrective).unwrap_or(f32::INFINITY);
+        let merge_from = match settings.merge_deep_overlaps {
+            true if bound.is_finite() => bound,
+            true => corrective,
+            false => f32::INFINITY,
+        };
+        HandedDepths { bound, merge_from }
     }
 
     /// Sets the parameters of the on-the-spot narrow phase (e.g. when the driver's change).
@@ -633,6 +654,29 @@ mod tests {
         assert!(!t.matches(&a, &d));
         let flipped_sign = Pose::from_parts(a.translation, -a.rotation);
         assert!(t.matches(&a, &flipped_sign));
+    }
+
+    /// The merge depth is the bound when one is set, else the corrective depth; none when off.
+    #[test]
+    fn handed_depths_follow_the_settings() {
+        let cache = ContactCache::new(RtcdParams::from_triangle_size(0.1), GroundMeshes::new()).unwrap();
+        let params = IntegrationParameters { contact_recycling: false, ..Default::default() };
+        cache.set_integration_parameters(&params);
+        let corrective = crate::corrective_depth(&params);
+        let depths = |depth_bound, merge_deep_overlaps| {
+            cache.set_settings(CacheSettings { depth_bound, merge_deep_overlaps, ..cache.settings() });
+            let d = cache.handed_depths();
+            (d.bound, d.merge_from)
+        };
+        assert_eq!(depths(DepthBound::Off, true), (f32::INFINITY, corrective));
+        assert_eq!(depths(DepthBound::Corrective, true), (corrective, corrective));
+        assert_eq!(depths(DepthBound::Length(0.3), true), (0.3, 0.3));
+        assert_eq!(depths(DepthBound::Length(0.3), false), (0.3, f32::INFINITY));
+        assert_eq!(depths(DepthBound::Off, false), (f32::INFINITY, f32::INFINITY));
+        assert_eq!(cache.depth_bound(), f32::INFINITY);
+        let fresh = ContactCache::new(RtcdParams::from_triangle_size(0.1), GroundMeshes::new()).unwrap();
+        assert!(fresh.settings().merge_deep_overlaps);
+        assert_eq!(fresh.settings().depth_bound, DepthBound::Off);
     }
 
     #[test]

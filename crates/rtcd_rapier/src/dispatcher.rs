@@ -19,7 +19,8 @@
 //! within ~5°). Rapier's solver graph only rebuilds a pair whose manifold count may change when the
 //! pair has a workspace, so we always set `*workspace = Some(RtcdWorkspace)`, as parry's
 //! composite-shape code does. Warm-start data is carried from the pair's previous points by feature
-//! id (`match_contacts`), then by casting vertex. With a
+//! id (`match_contacts`), then by casting vertex. A deep overlap's manifolds are merged into one
+//! ([`CacheSettings::merge_deep_overlaps`](crate::CacheSettings::merge_deep_overlaps)) and, with a
 //! [`CacheSettings::depth_bound`](crate::CacheSettings::depth_bound), points deeper than it are
 //! handed over at that depth, so deep overlaps separate without launching the bodies (the
 //! [`depth_bound`](crate::depth_bound) module).
@@ -440,9 +441,9 @@ impl PersistentQueryDispatcher<ContactManifoldData, ContactData> for RtcdDispatc
         manifolds: &mut Vec<ContactManifold<ContactManifoldData, ContactData>>,
         workspace: &mut Option<ContactManifoldsWorkspace>,
     ) -> Result<(), Unsupported> {
-        let depth_bound = self.cache.depth_bound();
+        let depths = self.cache.handed_depths();
         self.resolve_with(pos12, g1, g2, prediction, |ours, swapped| {
-            write_manifolds(ours, swapped, pos12, prediction, depth_bound, manifolds)
+            write_manifolds(ours, swapped, pos12, prediction, depths, manifolds)
         })
         .ok_or(Unsupported)?;
         // Always, whatever the count: see the module docs.

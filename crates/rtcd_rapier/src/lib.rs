@@ -22,10 +22,11 @@
 //!   Every other pair returns `Err(Unsupported)`, so `.chain(DefaultQueryDispatcher)` keeps Rapier's
 //!   behaviour exactly.
 //!
-//! With [`CacheSettings::depth_bound`] set to [`DepthBound::Corrective`], points deeper than the
-//! depth Rapier's `max_corrective_velocity` removes in two steps are handed to Rapier's solver at
-//! that depth, so deep overlaps are pushed apart at a bounded rate instead of launching the bodies
-//! (the [`depth_bound`] module; off by default).
+//! A deep overlap's manifolds are merged into one before Rapier's solver sees them
+//! ([`CacheSettings::merge_deep_overlaps`], on by default), so bodies spawned into each other come
+//! apart without being launched; with [`CacheSettings::depth_bound`] set to
+//! [`DepthBound::Corrective`], points deeper than the depth Rapier's `max_corrective_velocity`
+//! removes in two steps are also handed over at that depth (the [`depth_bound`] module).
 //!
 //! Contacts are reduced for Rapier's solver in two tiers (at most four points per normal direction,
 //! taken from the touching candidates before the speculative ones), so resting piles of concave

@@ -9,15 +9,18 @@ use parry3d::{
 use rapier3d::geometry::{ContactData, ContactManifoldData};
 use rustc_hash::FxHashMap;
 
-use crate::{convert::packed, depth_bound::bound_depths};
+use crate::{
+    convert::packed,
+    depth_bound::{HandedDepths, bound_depths, merge_deep_overlap},
+};
 
 /// Rapier's manifold type.
 pub(crate) type RapierManifold = ContactManifold<ContactManifoldData, ContactData>;
 
 /// Replaces `out` with the points of `src` whose `dist` is within `prediction`, one Rapier manifold
 /// per rtcd manifold (normal group), empty groups dropped. `swapped`: `src` has shapes 1 and 2 the
-/// other way round (it is flipped on the fly). Each manifold's depths are bounded by `depth_bound`
-/// (see the `depth_bound` module; infinite: unchanged).
+/// other way round (it is flipped on the fly). A deep overlap's manifolds are merged into one, and
+/// depths are bounded, as `depths` says (see the `depth_bound` module).
 ///
 /// Existing manifolds are reused in place (their `data` is left for Rapier to refill) and surplus
 /// ones removed; the caller sets a workspace so Rapier rebuilds its solver graph for the pair.
@@ -30,7 +33,7 @@ pub(crate) fn write_manifolds(
     swapped: bool,
     pos12: &Pose,
     prediction: f32,
-    depth_bound: f32,
+    depths: HandedDepths,
     out: &mut Vec<RapierManifold>,
 ) {
     let keep = |p: &&rtcd::ContactPoint| handed_over(p, prediction);
@@ -62,10 +65,13 @@ pub(crate) fn write_manifolds(
                     TrackedContact::new(p.local_p1, p.local_p2, packed(p.fid1), packed(p.fid2), p.dist)
                 }
             }));
-            bound_depths(dst, depth_bound);
-            carry.apply(dst);
         }
         out.truncate(n);
+        merge_deep_overlap(out, pos12, depths.merge_from);
+        for dst in out.iter_mut() {
+            bound_depths(dst, depths.bound);
+            carry.apply(dst);
+        }
     });
 }
 
@@ -199,13 +205,20 @@ mod tests {
         let mut out = Vec::new();
         let a = src(&[(0, 0, -0.1), (1, 0, 0.05)], Vec3::NEG_Y);
         let b = src(&[(2, 0, 0.5)], Vec3::X);
-        write_manifolds(&[a.clone(), b.clone()], false, &Pose::IDENTITY, 0.02, f32::INFINITY, &mut out);
+        write_manifolds(
+            &[a.clone(), b.clone()],
+            false,
+            &Pose::IDENTITY,
+            0.02,
+            HandedDepths::AS_MEASURED,
+            &mut out,
+        );
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].points.len(), 1);
-        write_manifolds(&[a, b], false, &Pose::IDENTITY, 1.0, f32::INFINITY, &mut out);
+        write_manifolds(&[a, b], false, &Pose::IDENTITY, 1.0, HandedDepths::AS_MEASURED, &mut out);
         assert_eq!(out.len(), 2);
         assert_eq!(out[1].local_n2, Vec3::NEG_X);
-        write_manifolds(&[], false, &Pose::IDENTITY, 1.0, f32::INFINITY, &mut out);
+        write_manifolds(&[], false, &Pose::IDENTITY, 1.0, HandedDepths::AS_MEASURED, &mut out);
         assert!(out.is_empty());
     }
 
@@ -215,7 +228,14 @@ mod tests {
         let mut out = Vec::new();
         let deep = src(&[(0, 0, -0.4), (1, 0, -0.02)], Vec3::NEG_Y);
         let shallow = src(&[(2, 0, -0.03), (3, 0, 0.01)], Vec3::X);
-        write_manifolds(&[deep, shallow], false, &Pose::IDENTITY, 0.02, 0.05, &mut out);
+        write_manifolds(
+            &[deep, shallow],
+            false,
+            &Pose::IDENTITY,
+            0.02,
+            HandedDepths { bound: 0.05, merge_from: 0.05 },
+            &mut out,
+        );
         let dists: Vec<Vec<f32>> = out.iter().map(|m| m.points.iter().map(|p| p.dist).collect()).collect();
         assert_eq!(dists, vec![vec![-0.05, -0.02], vec![-0.03, 0.01]]);
     }
@@ -226,8 +246,15 @@ mod tests {
         let mut m = src(&[(0, 5, -0.1), (1, 6, 0.01), (2, 7, 0.5)], Vec3::NEG_Y);
         m.local_n2 = Vec3::new(0.0, 0.6, 0.8);
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        write_manifolds(std::slice::from_ref(&m), true, &pos12, 0.02, f32::INFINITY, &mut a);
-        write_manifolds(&[crate::convert::flipped(&m)], false, &pos12, 0.02, f32::INFINITY, &mut b);
+        write_manifolds(std::slice::from_ref(&m), true, &pos12, 0.02, HandedDepths::AS_MEASURED, &mut a);
+        write_manifolds(
+            &[crate::convert::flipped(&m)],
+            false,
+            &pos12,
+            0.02,
+            HandedDepths::AS_MEASURED,
+            &mut b,
+        );
         assert_eq!(a.len(), 1);
         assert_eq!(a[0].points.len(), 2);
         assert_eq!((a[0].local_n1, a[0].local_n2), (b[0].local_n1, b[0].local_n2));
@@ -298,7 +325,7 @@ mod tests {
             false,
             &Pose::IDENTITY,
             0.0,
-            f32::INFINITY,
+            HandedDepths::AS_MEASURED,
             &mut out,
         );
         for (k, p) in out[0].points.iter_mut().enumerate() {
@@ -310,7 +337,7 @@ mod tests {
             false,
             &Pose::IDENTITY,
             0.0,
-            f32::INFINITY,
+            HandedDepths::AS_MEASURED,
             &mut out,
         );
         let impulses: Vec<f32> = out[0].points.iter().map(|p| p.data.impulse).collect();
