@@ -295,6 +295,8 @@ enum Run {
     RtcdRecycling,
     /// rtcd with the depth bound on as well (`DepthBound::Corrective`), every pair traced.
     RtcdBounded,
+    /// [`Run::Rtcd`] on the GPU backend.
+    RtcdGpu,
     /// rtcd with neither (`merge_deep_overlaps: false`, `DepthBound::Off`): the manifolds and the
     /// depths as rtcd measures them.
     RtcdAsMeasured,
@@ -322,7 +324,7 @@ fn simulate(case: &Case, run: Run) -> Figures {
     let meshes: Vec<&RtcdMesh> = case.parts.iter().map(|p| &*p.mesh).collect();
     let ours = run != Run::RapierTrimesh;
     let mut w = if ours {
-        let driver = RtcdDriver::new(RtcdParams::from_meshes(&meshes)).unwrap();
+        let driver = common::driver(RtcdParams::from_meshes(&meshes), run == Run::RtcdGpu);
         let cache = driver.cache();
         let defaults = cache.settings();
         cache.set_settings(match run {
@@ -365,6 +367,13 @@ fn simulate(case: &Case, run: Run) -> Figures {
     let mut separated_at = None;
     for tick in 0..TICKS {
         w.step();
+        if let Some(d) = &w.driver {
+            let m = d.metrics();
+            assert!(!m.fell_back, "the backend fell back at tick {tick}");
+            if run == Run::RtcdGpu {
+                assert!(m.backend.starts_with("gpu"), "tick {tick} ran on {}", m.backend);
+            }
+        }
         kinetic.push(w.kinetic_energy());
         speeds.push(handles.iter().map(|h| w.bodies[*h].linvel().length()).fold(0.0, f32::max));
         if case.penetration(&poses(&w), Some(tol)) > tol {
@@ -597,6 +606,42 @@ fn deep_overlaps_separate_without_launching() {
         "Rapier's trimesh contacts freed {freed} of the cases; rtcd (both ways) separated those with no more \
          peak kinetic energy in {below} of them. Speed bound: {push:.3} m/s."
     );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The same merging on the GPU backend (on lavapipe in CI), for the pairs of two meshes: the
+/// blobs and the interlocked tori separate, no faster than the bias at the corrective depth, and
+/// with no more peak kinetic energy than Rapier's trimesh contacts give where those free the pair,
+/// or than the lightest body at `max_corrective_velocity` where they do not.
+#[test]
+fn deep_overlaps_separate_without_launching_on_the_gpu() {
+    let params = IntegrationParameters { contact_recycling: true, ..Default::default() };
+    let substep = params.dt / params.num_solver_iterations as f32;
+    let push = corrective_depth(&params) * params.static_contact_softness.erp_inv_dt(substep);
+    let mut failures = Vec::new();
+    for (name, cases) in families().into_iter().filter(|(_, cases)| cases.iter().all(|c| !c.ground)) {
+        for (k, case) in cases.iter().enumerate() {
+            let gpu = simulate(case, Run::RtcdGpu);
+            let rapier = simulate(case, Run::RapierTrimesh);
+            let limit = if rapier.separated_at.is_some() { rapier.peak_ke } else { rapier.corrective_ke };
+            println!(
+                "{name} #{k}: GPU peak kinetic energy {:.2e} J (at most {limit:.2e} J), peak speed {:.3} m/s, \
+                 separated at tick {:?}",
+                gpu.peak_ke, gpu.peak_speed, gpu.separated_at
+            );
+            if gpu.separated_at.is_none() {
+                failures
+                    .push(format!("{name} #{k}: did not separate (deepest vertex {:.4})", gpu.final_depth));
+            }
+            if gpu.peak_speed > push || gpu.peak_ke > limit {
+                failures.push(format!(
+                    "{name} #{k}: peak speed {:.3} m/s (at most {push:.3}), peak kinetic energy {:.3e} J (at \
+                     most {limit:.3e})",
+                    gpu.peak_speed, gpu.peak_ke
+                ));
+            }
+        }
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
