@@ -17,7 +17,7 @@
 //!
 //! **Merging** (on by default,
 //! [`CacheSettings::merge_deep_overlaps`](crate::CacheSettings::merge_deep_overlaps);
-//! [`merge_deep_overlap`]). Where at least two of a pair's manifolds hold a point deeper than a
+//! `merge_deep_overlap`). Where at least two of a pair's manifolds hold a point deeper than a
 //! depth `D`, the manifolds pushing along their depth-weighted mean normal become one manifold of
 //! that normal with four points spread across it, and those pushing against it are dropped: the
 //! overlap is one push, which the relax pass takes back whole. Two blobs started 30-60 % into each
@@ -153,8 +153,8 @@ impl HandedDepths {
     pub const AS_MEASURED: Self = Self { bound: f32::INFINITY, merge_from: f32::INFINITY };
 }
 
-/// The share of agreement below which a deep overlap's normals are not merged
-/// ([`merge_deep_overlap`]): the length of their depth-weighted sum over the sum of the weights.
+/// The share of agreement below which a deep overlap's normals are not merged: the length of their
+/// depth-weighted sum over the sum of the weights.
 /// Under it the overlap pushes about as much one way as the opposite (a shaft deep in a tube, its
 /// contacts all around it) and no one direction speaks for it.
 pub const MERGE_AGREEMENT: f32 = 0.5;
