@@ -128,6 +128,12 @@ impl RtcdNarrowPhase {
         &self.reason
     }
 
+    /// The contact cache Rapier's dispatcher reads: its settings (`rtcd_rapier::CacheSettings`,
+    /// from [`RtcdSettings`] when the backend starts) can be read and changed while the app runs.
+    pub fn contact_cache(&self) -> &rtcd_rapier::ContactCache {
+        self.driver.cache()
+    }
+
     /// Figures of the last tick (batch and dispatcher).
     pub fn metrics(&self) -> RtcdMetrics {
         self.driver.metrics()
@@ -302,6 +308,12 @@ fn start_backend(world: &mut World) {
         ds.lookahead_steps = 3.0;
     }
     state.driver.set_settings(ds);
+    let cache = state.driver.cache();
+    cache.set_settings(rtcd_rapier::CacheSettings {
+        merge_deep_overlaps: settings.merge_deep_overlaps,
+        depth_bound: settings.depth_bound,
+        ..cache.settings()
+    });
     if reason.is_empty() {
         info!("rtcd: narrow phase on {active}, {params:?}");
     } else {

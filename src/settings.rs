@@ -94,6 +94,16 @@ pub struct RtcdSettings {
     /// Mesa's llvmpipe/lavapipe): off by default, since the CPU backend outruns it; on for CI
     /// machines without a GPU that must run the GPU path. `Gpu { .. }` runs on any adapter anyway.
     pub allow_software_adapter: bool,
+    /// Hand a deep overlap to Rapier's solver as one push
+    /// (`rtcd_rapier::CacheSettings::merge_deep_overlaps`): where two of a pair's contact groups are
+    /// deeper than what Rapier's `max_corrective_velocity` removes in two steps, they become one
+    /// group of one normal, so bodies spawned into each other come apart without being launched. On
+    /// by default.
+    pub merge_deep_overlaps: bool,
+    /// Bound the depths handed to Rapier's solver (`rtcd_rapier::DepthBound`; the
+    /// `rtcd_rapier::depth_bound` module): `Corrective` pushes deep overlaps out at a bounded rate,
+    /// and hard landings too. `Off` by default.
+    pub depth_bound: rtcd_rapier::DepthBound,
 }
 
 impl Default for RtcdSettings {
@@ -106,6 +116,8 @@ impl Default for RtcdSettings {
             soft_ccd: true,
             contact_recycling: true,
             allow_software_adapter: false,
+            merge_deep_overlaps: true,
+            depth_bound: rtcd_rapier::DepthBound::Off,
         }
     }
 }

@@ -13,6 +13,7 @@ use bevy_rapier3d::{prelude::*, rapier::geometry::TriMeshFlags};
 use bevy_rtcd::{
     prelude::*,
     rtcd::{NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions},
+    rtcd_rapier,
 };
 
 fn depth(meter: &mut NarrowPhase, a: &RtcdMesh, pa: &Transform, b: &RtcdMesh, pb: &Transform) -> f32 {
@@ -107,5 +108,29 @@ fn interpenetrated_meshes_separate() {
                 100.0 * ours_left
             );
         }
+    }
+}
+
+/// The plugin's settings for deep overlaps reach the contact cache Rapier's dispatcher reads: the
+/// defaults (merged, not bounded), and the other way round when set.
+#[test]
+fn deep_overlap_settings_reach_the_contact_cache() {
+    for (merge, bound) in [(None, None), (Some(false), Some(rtcd_rapier::DepthBound::Corrective))] {
+        let mut settings = RtcdSettings::with_backend(RtcdBackend::Cpu);
+        if let (Some(m), Some(b)) = (merge, bound) {
+            settings.merge_deep_overlaps = m;
+            settings.depth_bound = b;
+        }
+        let mut app = common::app_with(None, |app| {
+            app.add_plugins(RtcdPlugin::new(settings.clone()));
+        });
+        common::ground(&mut app);
+        common::drop_tilted(&mut app, "torus_900", 1.0);
+        common::ticks(&mut app, 5);
+        let np = app.world().resource::<RtcdNarrowPhase>();
+        assert!(np.active_backend().is_some(), "the backend did not start");
+        let cache = np.contact_cache().settings();
+        assert_eq!(cache.merge_deep_overlaps, merge.unwrap_or(true));
+        assert_eq!(cache.depth_bound, bound.unwrap_or(rtcd_rapier::DepthBound::Off));
     }
 }
