@@ -117,7 +117,7 @@ impl Default for RtcdSettings {
             contact_recycling: true,
             allow_software_adapter: false,
             merge_deep_overlaps: true,
-            depth_bound: rtcd_rapier::DepthBound::Off,
+            depth_bound: rtcd_rapier::DepthBound::default(),
         }
     }
 }

@@ -112,9 +112,14 @@ fn interpenetrated_meshes_separate() {
 }
 
 /// The plugin's settings for deep overlaps reach the contact cache Rapier's dispatcher reads: the
-/// defaults (merged, not bounded), and the other way round when set.
+/// defaults (merged, not bounded, as `rtcd_rapier`'s own), and the other way round when set.
 #[test]
 fn deep_overlap_settings_reach_the_contact_cache() {
+    let own = rtcd_rapier::ContactCache::new(RtcdParams::from_triangle_size(0.1), Default::default())
+        .unwrap()
+        .settings();
+    let plugin = RtcdSettings::default();
+    assert_eq!((plugin.merge_deep_overlaps, plugin.depth_bound), (own.merge_deep_overlaps, own.depth_bound));
     for (merge, bound) in [(None, None), (Some(false), Some(rtcd_rapier::DepthBound::Corrective))] {
         let mut settings = RtcdSettings::with_backend(RtcdBackend::Cpu);
         if let (Some(m), Some(b)) = (merge, bound) {

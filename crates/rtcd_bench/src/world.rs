@@ -59,7 +59,7 @@ pub struct DeepOverlaps {
 impl Default for DeepOverlaps {
     /// The plugin's defaults: merged, not bounded.
     fn default() -> Self {
-        Self { merge: true, bound: DepthBound::Off }
+        Self { merge: true, bound: DepthBound::default() }
     }
 }
 
