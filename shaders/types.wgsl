@@ -267,3 +267,38 @@ struct ScanParams {
     pad_b: u32,
     pad_c: u32,
 }
+
+// What an edge ray found (EdgeOut.kind; rtcd::detect::EdgeTest).
+const EDGE_APART: u32 = 0u;
+const EDGE_TOUCHING: u32 = 1u;
+const EDGE_CROSSING: u32 = 2u;
+
+// One edge ray (Mochi 2024 §3.4): the edge of `from` between its vertices a and b, against `to`;
+// (q, t) maps `from`'s frame into `to`'s.
+struct EdgeTask {
+    q: vec4<f32>,
+    t: vec4<f32>,
+    from_mesh: MeshRef,
+    to_mesh: MeshRef,
+    a: u32,
+    b: u32,
+    pad_a: u32,
+    pad_b: u32,
+}
+
+// What an edge ray found (rtcd::detect::EdgeCrossing), in `to`'s frame: the kind, the entry
+// triangle, the depth along the normal, whether the edge passes right through (no ridge), the point
+// (xyz) and the normal (xyz); for a pass through, the other ways out, nearest first: their triangles
+// (NONE for none) and their normals (xyz) with depths (w).
+struct EdgeOut {
+    kind: u32,
+    triangle: u32,
+    depth: f32,
+    through: u32,
+    point: vec4<f32>,
+    normal: vec4<f32>,
+    exit_triangles: vec4<u32>,
+    exit_a: vec4<f32>,
+    exit_b: vec4<f32>,
+    exit_c: vec4<f32>,
+}

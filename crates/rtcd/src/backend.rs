@@ -22,6 +22,10 @@ pub enum BackendError {
     /// The device refused a command (validation or out-of-memory error).
     #[error("GPU error: {0}")]
     Device(String),
+    /// A call's input names something that does not exist (an edge index past its mesh's edges);
+    /// nothing ran, and the backend is unchanged.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
 }
 
 /// A narrow phase that runs steps over many pairs (see [`NarrowPhase::step`] for the contract).

@@ -277,6 +277,64 @@ pub struct GpuContactOut {
     pub t: f32,
 }
 
+/// `EdgeTask`: one edge ray (Mochi 2024 §3.4), the edge of `from_mesh` between its vertices `a`
+/// and `b` against `to_mesh`; `q`, `t` map `from_mesh`'s frame into `to_mesh`'s
+/// ([`rtcd::detect::edge_crossing`]'s arguments).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuEdgeTask {
+    /// Rotation, xyzw.
+    pub q: [f32; 4],
+    /// Translation (w unused).
+    pub t: [f32; 4],
+    /// The casting mesh.
+    pub from_mesh: GpuMeshRef,
+    /// The mesh the edge's line is traced against.
+    pub to_mesh: GpuMeshRef,
+    /// The edge's first vertex (of `from_mesh`).
+    pub a: u32,
+    /// Its second vertex.
+    pub b: u32,
+    /// Padding.
+    pub _pad_a: u32,
+    /// Padding.
+    pub _pad_b: u32,
+}
+
+/// `EdgeOut.kind`: the edge meets nothing ([`rtcd::detect::EdgeTest::Apart`]).
+pub const EDGE_APART: u32 = 0;
+/// `EdgeOut.kind`: the edge meets the surface without crossing the body with both ends outside.
+pub const EDGE_TOUCHING: u32 = 1;
+/// `EdgeOut.kind`: the edge crosses the body ([`rtcd::detect::EdgeTest::Crossing`]).
+pub const EDGE_CROSSING: u32 = 2;
+
+/// `EdgeOut`: what an edge ray found ([`rtcd::detect::EdgeCrossing`]), in the hit mesh's frame.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuEdgeOut {
+    /// [`EDGE_APART`], [`EDGE_TOUCHING`] or [`EDGE_CROSSING`].
+    pub kind: u32,
+    /// The triangle the edge enters through (a crossing's way out for a pass through).
+    pub triangle: u32,
+    /// How far along `normal`.
+    pub depth: f32,
+    /// 1 when the edge passes right through the body (no ridge).
+    pub through: u32,
+    /// The contact point on the edge (w unused).
+    pub point: [f32; 4],
+    /// The direction the casting mesh must move to separate (w unused).
+    pub normal: [f32; 4],
+    /// A pass through's other ways out, nearest first: their triangles (`u32::MAX` for none; w
+    /// unused).
+    pub exit_triangles: [u32; 4],
+    /// The first other way out: normal (xyz), depth (w).
+    pub exit_a: [f32; 4],
+    /// The second.
+    pub exit_b: [f32; 4],
+    /// The third.
+    pub exit_c: [f32; 4],
+}
+
 /// Low bits of [`GpuContactOut::pair_kind`] that hold the ray's kind (`CONTACT_KIND_BITS`).
 pub const CONTACT_KIND_BITS: u32 = 6;
 

@@ -57,6 +57,9 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (11, ReadWrite),
         ],
         Kernel::PairEnd => &[(3, Read), (4, Uniform), (5, ReadWrite), (9, Read)],
+        Kernel::EdgeRaysBrute | Kernel::EdgeRaysBvh => {
+            &[(0, Read), (1, Read), (2, Read), (17, Read), (18, ReadWrite)]
+        }
     }
 }
 

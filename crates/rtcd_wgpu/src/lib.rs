@@ -19,6 +19,7 @@
 mod bodies;
 mod buffer;
 pub mod device;
+pub mod edge_rays;
 mod error;
 pub mod gpu_types;
 mod kernels;

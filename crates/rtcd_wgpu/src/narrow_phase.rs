@@ -407,6 +407,30 @@ impl GpuNarrowPhase {
         self.read_elements(self.bufs.pairs.buffer(), self.last_pairs)
     }
 
+    /// Traces `rays` on the device (`shaders/edge_rays.wgsl`, one thread each, with the backend's
+    /// tracer) and returns what each found, in order: the edge rays of Mochi 2024 §3.4, made
+    /// contacts as `rtcd::detect::edge_crossing` makes them on the host (blocking). The meshes are
+    /// made resident as a step makes them. An edge index past its mesh's edges is
+    /// [`BackendError::InvalidInput`], and nothing runs.
+    pub fn edge_crossings(
+        &mut self,
+        rays: &[crate::edge_rays::EdgeRay<'_>],
+    ) -> Result<Vec<rtcd::detect::EdgeTest>, BackendError> {
+        self.usable()?;
+        let cx = crate::edge_rays::EdgeRayContext {
+            device: &self.device,
+            queue: &self.queue,
+            kernels: &self.kernels,
+            meshes: &mut self.meshes,
+            tracer: self.params.tracer,
+            timeout: self.options.timeout,
+        };
+        let result = crate::edge_rays::trace(cx, rays);
+        // Meshes this call made resident are not a step's upload.
+        self.meshes.take_uploaded();
+        result
+    }
+
     /// The first `n` elements of `buffer` (blocking).
     fn read_elements<T: bytemuck::Pod>(&self, buffer: &wgpu::Buffer, n: u32) -> Result<Vec<T>, BackendError> {
         let bytes = n as u64 * std::mem::size_of::<T>() as u64;

@@ -50,11 +50,15 @@ pub enum Kernel {
     Compact,
     /// `pair_end.wgsl`: record ranges into the slots.
     PairEnd,
+    /// `edge_rays.wgsl` with the brute-force tracer: one edge ray a thread.
+    EdgeRaysBrute,
+    /// `edge_rays.wgsl` with the BVH tracer (`TRACER_BVH`).
+    EdgeRaysBvh,
 }
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 12] = [
+    pub const ALL: [Kernel; 14] = [
         Kernel::PairLinks,
         Kernel::PairAssemble,
         Kernel::PairLayout,
@@ -67,6 +71,8 @@ impl Kernel {
         Kernel::AddBlockSums,
         Kernel::Compact,
         Kernel::PairEnd,
+        Kernel::EdgeRaysBrute,
+        Kernel::EdgeRaysBvh,
     ];
 
     /// File name and source.
@@ -90,6 +96,9 @@ impl Kernel {
             }
             Kernel::Compact => ("compact.wgsl", include_str!("../../../shaders/compact.wgsl")),
             Kernel::PairEnd => ("pair_end.wgsl", include_str!("../../../shaders/pair_end.wgsl")),
+            Kernel::EdgeRaysBrute | Kernel::EdgeRaysBvh => {
+                ("edge_rays.wgsl", include_str!("../../../shaders/edge_rays.wgsl"))
+            }
         }
     }
 
@@ -104,7 +113,7 @@ impl Kernel {
 
     fn shader_defs(self) -> HashMap<String, ShaderDefValue> {
         let mut defs = HashMap::new();
-        if self == Kernel::TraceStandardBvh {
+        if matches!(self, Kernel::TraceStandardBvh | Kernel::EdgeRaysBvh) {
             defs.insert("TRACER_BVH".to_string(), ShaderDefValue::Bool(true));
         }
         defs
@@ -125,6 +134,8 @@ impl Kernel {
             Kernel::AddBlockSums => "rtcd:kernel:add_block_sums",
             Kernel::Compact => "rtcd:kernel:compact",
             Kernel::PairEnd => "rtcd:kernel:pair_end",
+            Kernel::EdgeRaysBrute => "rtcd:kernel:edge_rays_brute",
+            Kernel::EdgeRaysBvh => "rtcd:kernel:edge_rays_bvh",
         }
     }
 }

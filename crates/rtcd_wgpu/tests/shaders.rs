@@ -41,6 +41,8 @@ fn rust_mirrors_match_wgsl_sizes() {
     check("ContactOut", size_of::<GpuContactOut>(), align_of::<GpuContactOut>());
     check("Params", size_of::<GpuParams>(), align_of::<GpuParams>());
     check("ScanParams", size_of::<GpuScanParams>(), align_of::<GpuScanParams>());
+    check("EdgeTask", size_of::<GpuEdgeTask>(), align_of::<GpuEdgeTask>());
+    check("EdgeOut", size_of::<GpuEdgeOut>(), align_of::<GpuEdgeOut>());
 }
 
 /// The constants both sides read have one value: each WGSL constant in `shaders/types.wgsl` that
@@ -81,4 +83,7 @@ fn wgsl_constants_match_rust() {
     assert_eq!(value("CONTACT_KIND_BITS"), CONTACT_KIND_BITS as u64);
     assert_eq!(value("REACH_SOLID_BEHIND"), MESH_REACH_SOLID_BEHIND as u64);
     assert_eq!(value("REACH_CLOSED"), MESH_REACH_CLOSED as u64);
+    assert_eq!(value("EDGE_APART"), EDGE_APART as u64);
+    assert_eq!(value("EDGE_TOUCHING"), EDGE_TOUCHING as u64);
+    assert_eq!(value("EDGE_CROSSING"), EDGE_CROSSING as u64);
 }
