@@ -19,11 +19,13 @@
 
 use std::{fmt::Write as _, ops::Range, time::Instant};
 
+use rayon::prelude::*;
 use rtcd::{
     NarrowPhase, NarrowPhaseBackend, StepOutput,
     contact::{ReduceScratch, reduce_manifolds_with},
+    detect::{EdgeTest, candidate_region, edge_crossing},
 };
-use rtcd_wgpu::GpuNarrowPhase;
+use rtcd_wgpu::{GpuNarrowPhase, edge_rays::EdgeRay};
 use serde_json::{Value, json};
 
 use crate::{
@@ -99,6 +101,72 @@ pub struct HostCost {
     pub steps: Vec<HostCostStep>,
     /// Wall time of the run (both backends).
     pub wall_s: f64,
+    /// The edge rays of the last step's pairs on the host and on the device ([`edge_ray_cost`]).
+    pub edge_rays: Option<EdgeRayCost>,
+}
+
+/// The edge rays a standard step of every pair of one step tests (each direction's edges in its
+/// candidate region, Mochi 2024 §3.4), traced on the host (`rtcd::detect::edge_crossing`, in
+/// parallel over the rays, as the backends' pairs are) and on the device (`shaders/edge_rays.wgsl`
+/// through [`GpuNarrowPhase::edge_crossings`]: one dispatch, its upload, wait and readback
+/// included), three times each, alternating; medians.
+#[derive(Clone, Debug)]
+pub struct EdgeRayCost {
+    /// The step whose pairs were used.
+    pub step: usize,
+    /// Edge rays traced.
+    pub rays: usize,
+    /// Crossings the host found.
+    pub crossings: usize,
+    /// Host time, ms (median of three).
+    pub host_ms: f64,
+    /// Device time, ms, wall (median of three).
+    pub device_ms: f64,
+    /// Share of the rays whose result is the same on both sides (kind; for a crossing, triangle).
+    pub agree: f64,
+}
+
+/// [`EdgeRayCost`] of `step`'s pairs.
+pub fn edge_ray_cost(frames: &Frames, gpu: &mut GpuNarrowPhase, step: usize) -> Result<EdgeRayCost, String> {
+    let pairs = frames.pairs(step);
+    let base = *gpu.params();
+    let mut rays = Vec::new();
+    let mut edges = Vec::new();
+    for p in &pairs {
+        let ext = base.for_pair(p.mesh1, p.mesh2).candidate_extension();
+        for (from, to, from_to) in [(p.mesh1, p.mesh2, p.pos12.inverse()), (p.mesh2, p.mesh1, p.pos12)] {
+            edges.clear();
+            from.edges_in(&candidate_region(from, to, &from_to, ext), &mut edges);
+            rays.extend(edges.iter().map(|&edge| EdgeRay { from, to, from_to, edge }));
+        }
+    }
+    let tracer = base.tracer;
+    let (mut host_ms, mut device_ms) = (Vec::new(), Vec::new());
+    let (mut host, mut device) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        let t = Instant::now();
+        host = rays
+            .par_iter()
+            .map(|r| edge_crossing(r.from, r.to, &r.from_to, r.edge, tracer))
+            .collect::<Vec<_>>();
+        host_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        device = gpu.edge_crossings(&rays).map_err(|e| format!("edge rays on the device: {e}"))?;
+        device_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let same = |a: &EdgeTest, b: &EdgeTest| match (a, b) {
+        (EdgeTest::Crossing(x), EdgeTest::Crossing(y)) => x.triangle == y.triangle,
+        _ => std::mem::discriminant(a) == std::mem::discriminant(b),
+    };
+    let agreeing = host.iter().zip(&device).filter(|(a, b)| same(a, b)).count();
+    Ok(EdgeRayCost {
+        step,
+        rays: rays.len(),
+        crossings: host.iter().filter(|t| matches!(t, EdgeTest::Crossing(_))).count(),
+        host_ms: median(host_ms).unwrap_or(f64::NAN),
+        device_ms: median(device_ms).unwrap_or(f64::NAN),
+        agree: if rays.is_empty() { 1.0 } else { agreeing as f64 / rays.len() as f64 },
+    })
 }
 
 /// Per-step medians of a run.
@@ -203,8 +271,16 @@ pub fn run(
         replay.push(ReplayStep { step, bodies, ms: gpu_ms, gpu_ms: ms(m.gpu_time), metrics: m });
         progress(step);
     }
-    let cost =
-        HostCost { key: key.to_string(), adapter, range, steps, wall_s: start.elapsed().as_secs_f64() };
+    let last = range.end.saturating_sub(1);
+    let edge_rays = Some(edge_ray_cost(frames, gpu, last)?);
+    let cost = HostCost {
+        key: key.to_string(),
+        adapter,
+        range,
+        steps,
+        wall_s: start.elapsed().as_secs_f64(),
+        edge_rays,
+    };
     Ok((cost, replay))
 }
 
@@ -367,6 +443,18 @@ impl HostCost {
             f(m.new_pairs, 0),
             f(m.manifold_points, 0)
         );
+        if let Some(e) = &self.edge_rays {
+            let _ = writeln!(
+                t,
+                "  edge rays of step {}'s pairs (a standard step's: every edge in the candidate regions), {} rays, {} crossings: host {:.3} ms, device {:.3} ms (one dispatch, upload and readback included; medians of 3), {:.3} % agree",
+                e.step,
+                e.rays,
+                e.crossings,
+                e.host_ms,
+                e.device_ms,
+                100.0 * e.agree
+            );
+        }
         for (what, ok, measured) in self.targets(label) {
             let _ = writeln!(t, "  [{}] {what}: {measured}", verdict(ok));
         }
@@ -403,6 +491,15 @@ impl HostCost {
                 "manifold_points": m.manifold_points,
             },
             "gpu_host_over_cpu_narrow": self.host_ratio(),
+            "edge_rays": self.edge_rays.as_ref().map(|e| json!({
+                "step": e.step,
+                "rays": e.rays,
+                "crossings": e.crossings,
+                "host_ms": e.host_ms,
+                "device_ms": e.device_ms,
+                "agree": e.agree,
+                "how": "a standard step's edge rays of every pair of the step (every edge in the candidate regions), on the host in parallel and on the device in one dispatch with its upload and readback; medians of 3",
+            })),
             "targets": self.targets(label).iter().map(|(k, ok, v)| json!({"target": k, "met": ok, "measured": v})).collect::<Vec<_>>(),
             "wall_s": self.wall_s,
         })
@@ -471,6 +568,7 @@ mod tests {
             range: 0..3,
             steps: vec![step(600, 5000, 0.05, 1.0), step(700, 6000, 0.05, 1.0), step(100, 100, 0.05, 1.0)],
             wall_s: 0.0,
+            edge_rays: None,
         };
         let t = run.targets("scene");
         assert_eq!(t.iter().map(|x| x.1).collect::<Vec<_>>(), [Some(true), Some(true), Some(false)]);
