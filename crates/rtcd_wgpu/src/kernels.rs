@@ -93,12 +93,18 @@ pub(crate) struct Kernels {
 }
 
 impl Kernels {
-    /// Composes, compiles and links every kernel. Device errors are captured with an error scope.
+    /// Composes, compiles and links the kernels of a step ([`Kernel::STEP`]). Device errors are
+    /// captured with an error scope.
     pub fn new(device: &wgpu::Device) -> Result<Self, GpuError> {
+        Self::with(device, &Kernel::STEP)
+    }
+
+    /// Composes, compiles and links `kernels`.
+    pub fn with(device: &wgpu::Device, kernels: &[Kernel]) -> Result<Self, GpuError> {
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let mut composer = shaders::composer()?;
         let mut map = FxHashMap::default();
-        for kernel in Kernel::ALL {
+        for &kernel in kernels {
             let module = shaders::shader_module(device, &mut composer, kernel)?;
             let entries: Vec<wgpu::BindGroupLayoutEntry> = bindings(kernel)
                 .iter()

@@ -208,6 +208,8 @@ pub struct GpuNarrowPhase {
     params: RtcdParams,
     options: GpuOptions,
     kernels: Kernels,
+    /// The edge rays' kernels ([`GpuNarrowPhase::edge_crossings`]), compiled on first use.
+    edge_kernels: Option<Kernels>,
     meshes: MeshStore,
     table: PairTable,
     bufs: StepBuffers,
@@ -326,6 +328,7 @@ impl GpuNarrowPhase {
             table: PairTable::new(device, options.initial_pair_capacity),
             options,
             kernels,
+            edge_kernels: None,
             meshes: MeshStore::new(device),
             bufs,
             cur: 0,
@@ -417,10 +420,15 @@ impl GpuNarrowPhase {
         rays: &[crate::edge_rays::EdgeRay<'_>],
     ) -> Result<Vec<rtcd::detect::EdgeTest>, BackendError> {
         self.usable()?;
+        if self.edge_kernels.is_none() {
+            let kernels = Kernels::with(&self.device, &[Kernel::EdgeRaysBrute, Kernel::EdgeRaysBvh])
+                .map_err(|e| BackendError::Device(e.to_string()))?;
+            self.edge_kernels = Some(kernels);
+        }
         let cx = crate::edge_rays::EdgeRayContext {
             device: &self.device,
             queue: &self.queue,
-            kernels: &self.kernels,
+            kernels: self.edge_kernels.as_ref().expect("built above"),
             meshes: &mut self.meshes,
             tracer: self.params.tracer,
             timeout: self.options.timeout,

@@ -75,6 +75,23 @@ impl Kernel {
         Kernel::EdgeRaysBvh,
     ];
 
+    /// The kernels a step runs, compiled when a backend starts; the others
+    /// ([`Kernel::EdgeRaysBrute`], [`Kernel::EdgeRaysBvh`]) on their first use.
+    pub const STEP: [Kernel; 12] = [
+        Kernel::PairLinks,
+        Kernel::PairAssemble,
+        Kernel::PairLayout,
+        Kernel::PairBegin,
+        Kernel::TraceStandardBrute,
+        Kernel::TraceStandardBvh,
+        Kernel::WalkIterative,
+        Kernel::FlagEntries,
+        Kernel::ScanBlocks,
+        Kernel::AddBlockSums,
+        Kernel::Compact,
+        Kernel::PairEnd,
+    ];
+
     /// File name and source.
     pub fn source(self) -> (&'static str, &'static str) {
         match self {
