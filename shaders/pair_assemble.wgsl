@@ -7,7 +7,14 @@
 // entries from the flags, the kind's meshes and the slot's record counts. Writes each slot's entry
 // count for the scan that lays the pairs out (the extra last element is 0, so the scan ends with the
 // total). A slot whose pair is not in the step gets no entries.
-#import rtcd::types::{Pair, PairFrame, PairStep, PairStatic, PairLink, Body, Slot, Params, PAIR_NEW, PAIR_STANDARD, PAIR_PRESENT, PAIR_SEPARATED, PAIR_FLAG_BITS}
+//
+// After the vertex rays come the pair's edge rays (Mochi 2024 §3.4, edge_step.wgsl), per direction: a
+// standard step's are every edge of the casting mesh (the thread tests the candidate region); an
+// iterative step's are the edges at its vertex records that are predictions (not in contact), then its
+// edge records. Each record's running sum of those edges (rec_edge_end, inclusive) lets an edge entry
+// find its record.
+#import rtcd::types::{Pair, PairFrame, PairStep, PairStatic, PairLink, Body, Slot, Params, Record, MeshRef, PAIR_NEW, PAIR_STANDARD, PAIR_PRESENT, PAIR_SEPARATED, PAIR_FLAG_BITS, RECORD_PREDICTION}
+#import rtcd::edge_geometry::vertex_degree
 #import rtcd::math::{linear_index, inverse_q, inverse_t, quat_mul, quat_rotate, Box, box_transformed}
 
 @group(0) @binding(3) var<storage, read_write> pairs: array<Pair>;
@@ -18,6 +25,22 @@
 @group(0) @binding(13) var<storage, read> bodies: array<Body>;
 @group(0) @binding(14) var<storage, read> links: array<PairLink>;
 @group(0) @binding(15) var<storage, read> kinds: array<PairStatic>;
+@group(0) @binding(6) var<storage, read> prev_records: array<Record>;
+@group(0) @binding(22) var<storage, read_write> rec_edge_end: array<u32>;
+
+// The edges at a direction's prediction records (its vertex records `count` from `first`, of mesh
+// `m`'s vertices), with each record's running sum.
+fn record_edges(first: u32, count: u32, m: MeshRef) -> u32 {
+    var sum = 0u;
+    for (var r = first; r < first + count; r++) {
+        let rec = prev_records[r];
+        if ((rec.triangle & RECORD_PREDICTION) != 0u) {
+            sum += vertex_degree(m, rec.vertex);
+        }
+        rec_edge_end[r] = sum;
+    }
+    return sum;
+}
 
 // The candidate region of the vertices of a mesh whose box is `own` (its frame): the overlap with
 // `clip` (the other mesh's box, in that mesh's frame, brought over by the transform q, t) grown by
@@ -63,8 +86,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
             step.entries_a = slots[p].rec_count_a;
             step.entries_b = slots[p].rec_count_b;
         }
+        if (params.edge_rays != 0u) {
+            if ((flags & PAIR_STANDARD) != 0u) {
+                step.edges_a = st.mesh_a.edge_count;
+                step.edges_b = st.mesh_b.edge_count;
+            } else {
+                let slot = slots[p];
+                step.edges_a = record_edges(slot.rec_offset_a, slot.rec_count_a, st.mesh_a) + slot.edge_count_a;
+                step.edges_b = record_edges(slot.rec_offset_b, slot.rec_count_b, st.mesh_b) + slot.edge_count_b;
+            }
+        }
     }
-    counts[p] = step.entries_a + step.entries_b;
+    counts[p] = step.entries_a + step.entries_b + step.edges_a + step.edges_b;
     // pos21 = pos12.inverse(); shape 1's region takes shape 2's clip box through pos21.inverse(), and
     // shape 2's takes shape 1's through pos12.inverse(), as the host computes them.
     let q21 = inverse_q(step.pose12_q);

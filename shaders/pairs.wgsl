@@ -9,10 +9,13 @@
 
 struct EntryRef {
     pair: u32,
-    // 0: shape 1's vertices against shape 2; 1: the reverse.
+    // 0: shape 1's vertices (or edges) against shape 2; 1: the reverse.
     dir: u32,
-    // Vertex (standard pair) or record (iterative pair) index within the direction.
+    // Vertex (standard pair) or record (iterative pair) index within the direction; for an edge ray,
+    // its index among the direction's edge rays (edge_step.wgsl).
     index: u32,
+    // An edge ray: a pair's entries are its vertex rays (direction 0, then 1), then its edge rays.
+    edge: bool,
 }
 
 // The pair whose entry range holds `entry`: the last pair starting at or before it.
@@ -32,11 +35,20 @@ fn find_pair(entry: u32) -> u32 {
 
 fn entry_ref(entry: u32) -> EntryRef {
     let p = find_pair(entry);
-    let local = entry - pairs[p].step.entry_offset;
-    if (local < pairs[p].step.entries_a) {
-        return EntryRef(p, 0u, local);
+    let s = pairs[p].step;
+    var local = entry - s.entry_offset;
+    if (local < s.entries_a) {
+        return EntryRef(p, 0u, local, false);
     }
-    return EntryRef(p, 1u, local - pairs[p].step.entries_a);
+    local = local - s.entries_a;
+    if (local < s.entries_b) {
+        return EntryRef(p, 1u, local, false);
+    }
+    local = local - s.entries_b;
+    if (local < s.edges_a) {
+        return EntryRef(p, 0u, local, true);
+    }
+    return EntryRef(p, 1u, local - s.edges_a, true);
 }
 
 // Mesh casting the rays of direction `dir`, and the mesh they hit.

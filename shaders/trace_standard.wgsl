@@ -78,7 +78,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (i < params.entry_count) {
         let e = entry_ref(i);
         let pair = pairs[e.pair];
-        if ((pair.step.flags & PAIR_STANDARD) != 0u) {
+        if ((pair.step.flags & PAIR_STANDARD) != 0u && !e.edge) {
             let src = from_mesh(pair, e.dir);
             let v = vertex_of(src, e.index);
             var region_min = pair.frame.region_a_min;

@@ -24,6 +24,9 @@ const OUTCOME_REJECTED: u32 = 3u;
 const RAY_STANDARD: u32 = 0u;
 const RAY_ITERATIVE: u32 = 1u;
 const RAY_PREDICTIVE: u32 = 2u;
+// An edge ray (Mochi 2024 §3.4; edge_step.wgsl): EntryHit.vertex is the edge, a contact is a crossing
+// (the host traces the edge again to make it), a record-only prediction an edge kept between steps.
+const RAY_EDGE: u32 = 3u;
 // Direction (bit 4): 0 = shape 1's vertex against shape 2, 1 = the reverse.
 // Bit 5: a prediction kept as a record that makes no speculative contact (a vertex whose opposite ray
 // does not meet a box's face within culling_dist, shaders/cuboid.wgsl).
@@ -47,6 +50,7 @@ const COUNT_ITERATIVE_RAYS: u32 = 1u;
 const COUNT_PREDICTIVE_RAYS: u32 = 2u;
 const COUNT_ITERATIVE_HITS: u32 = 3u;
 const COUNT_WALK_STEPS: u32 = 4u;
+const COUNT_EDGE_RAYS: u32 = 5u;
 const COUNTERS: u32 = 8u;
 
 // A mesh vertex: position and exit distance (w), outward normal and the mesh's bounding-box diagonal
@@ -96,6 +100,14 @@ struct MeshRef {
     // ray_limit); REACH_CLOSED: beyond the exit distance, only the nearer way out (trace_standard.wgsl
     // nearer_way_out). 0: the exit distance (Hermann 2008 Alg. 1).
     solid_behind: u32,
+    // The mesh's edges (rtcd::RtcdMesh::edges) in the edges buffer (edge_geometry.wgsl): first, count;
+    // how many of them, the first ones, are long and sharp (rtcd::RtcdMesh::predicting_edges).
+    edge_offset: u32,
+    edge_count: u32,
+    strong_edges: u32,
+    // Where its vertices' edge lists start in the vertex-edge offsets (vertex_count + 1 of them, each
+    // an index into the vertex-edge list).
+    vertex_edge_offset: u32,
 }
 
 // MeshRef.solid_behind bits.
@@ -136,8 +148,9 @@ struct PairStep {
     entry_offset: u32,
     entries_a: u32,
     entries_b: u32,
-    pad_a: u32,
-    pad_b: u32,
+    // Edge rays per direction, after the vertex rays (edge_step.wgsl).
+    edges_a: u32,
+    edges_b: u32,
     pad_c: u32,
 }
 
@@ -210,6 +223,12 @@ struct Slot {
     rec_count_a: u32,
     rec_offset_b: u32,
     rec_count_b: u32,
+    // Edge records (the edges kept between steps, edge_step.wgsl) of each direction in the records
+    // buffer.
+    edge_offset_a: u32,
+    edge_count_a: u32,
+    edge_offset_b: u32,
+    edge_count_b: u32,
 }
 
 // What a ray remembers between steps.
@@ -256,7 +275,8 @@ struct Params {
     // Pair-table slots this step (the pairs are indexed by slot).
     pair_count: u32,
     entry_count: u32,
-    pad_a: u32,
+    // Edge rays on (rtcd::RtcdParams::edge_rays).
+    edge_rays: u32,
     pad_b: u32,
 }
 

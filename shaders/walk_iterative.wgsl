@@ -34,7 +34,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (i < params.entry_count) {
         let e = entry_ref(i);
         let pair = pairs[e.pair];
-        if ((pair.step.flags & PAIR_STANDARD) == 0u) {
+        if ((pair.step.flags & PAIR_STANDARD) == 0u && !e.edge) {
             let slot = slots[pair.step.slot];
             let rec = prev_records[select(slot.rec_offset_b, slot.rec_offset_a, e.dir == 0u) + e.index];
             let predictive = (rec.triangle & RECORD_PREDICTION) != 0u;

@@ -55,6 +55,16 @@ pub struct GpuMeshRef {
     /// [`MESH_REACH_CLOSED`] for a closed mesh whose pair takes the closed reach
     /// ([`rtcd::detect::closed_reach_into`]), set in each pair's copy; 0 otherwise.
     pub solid_behind: u32,
+    /// First of the mesh's edges ([`rtcd::RtcdMesh::edges`]) in the edges buffer.
+    pub edge_offset: u32,
+    /// Its edge count.
+    pub edge_count: u32,
+    /// How many of its edges, the first ones, are long and sharp
+    /// ([`rtcd::RtcdMesh::predicting_edges`]).
+    pub strong_edges: u32,
+    /// Where its vertices' edge lists start in the vertex-edge offsets (`vertex_count + 1` of them,
+    /// indices into the vertex-edge list).
+    pub vertex_edge_offset: u32,
 }
 
 /// `MeshRef.solid_behind`: a level chunk, solid behind its surface.
@@ -109,10 +119,10 @@ pub struct GpuPairStep {
     pub entries_a: u32,
     /// Entries of direction 1.
     pub entries_b: u32,
-    /// Padding.
-    pub _pad_a: u32,
-    /// Padding.
-    pub _pad_b: u32,
+    /// Edge rays of direction 0, after the vertex rays.
+    pub edges_a: u32,
+    /// Edge rays of direction 1.
+    pub edges_b: u32,
     /// Padding.
     pub _pad_c: u32,
 }
@@ -235,6 +245,14 @@ pub struct GpuSlot {
     pub rec_offset_b: u32,
     /// Records of direction 1.
     pub rec_count_b: u32,
+    /// First edge record (an edge kept between steps) of direction 0, in the records buffer.
+    pub edge_offset_a: u32,
+    /// Edge records of direction 0.
+    pub edge_count_a: u32,
+    /// First edge record of direction 1.
+    pub edge_offset_b: u32,
+    /// Edge records of direction 1.
+    pub edge_count_b: u32,
 }
 
 /// `Record`: what a ray remembers between steps.
@@ -359,8 +377,8 @@ pub struct GpuParams {
     pub pair_count: u32,
     /// Entries this step.
     pub entry_count: u32,
-    /// Padding.
-    pub _pad_a: u32,
+    /// Edge rays on ([`rtcd::RtcdParams::edge_rays`]).
+    pub edge_rays: u32,
     /// Padding.
     pub _pad_b: u32,
 }
@@ -391,11 +409,16 @@ pub const RAY_STANDARD: u32 = 0;
 pub const RAY_ITERATIVE: u32 = 1;
 /// See [`RAY_STANDARD`].
 pub const RAY_PREDICTIVE: u32 = 2;
+/// An edge ray (`edge_step.wgsl`): `EntryHit.vertex` is the edge; a contact is a crossing, a
+/// record-only prediction an edge kept between steps.
+pub const RAY_EDGE: u32 = 3;
 /// `EntryHit.kind` bit of a prediction that is kept as a record but makes no speculative contact
 /// (a vertex whose opposite ray does not meet a box's face within `culling_dist`).
 pub const ENTRY_RECORD_ONLY: u32 = 32;
 /// `Record.triangle` bit of a prediction.
 pub const RECORD_PREDICTION: u32 = 0x8000_0000;
+/// Counter of the edge rays traced (`COUNT_EDGE_RAYS`).
+pub const COUNT_EDGE_RAYS: usize = 5;
 /// Number of counters.
 pub const COUNTERS: usize = 8;
 

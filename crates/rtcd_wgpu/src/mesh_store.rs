@@ -1,8 +1,8 @@
-//! Resident scene geometry: every mesh is uploaded once, on first use, into three shared storage
-//! buffers (vertices, triangles with adjacency and normals, BVH nodes) at per-mesh offsets. Steps
-//! upload only poses and pairs (the OpenCL tutorial's lesson: keep geometry on the device).
+//! Resident scene geometry: every mesh is uploaded once, on first use, into shared storage buffers
+//! (vertices, triangles with adjacency and normals, BVH nodes; the edges and each vertex's edges, for
+//! the edge rays) at per-mesh offsets. Steps upload only poses and pairs (the OpenCL tutorial's
+//! lesson: keep geometry on the device).
 
-use glam::Vec3;
 use rtcd::RtcdMesh;
 use rustc_hash::FxHashMap;
 
@@ -12,12 +12,11 @@ use crate::{
     gpu_types::{GpuBvhNode, GpuMeshRef, GpuTriangle, GpuVertex},
 };
 
-/// What the host keeps of a resident mesh to make contacts of the rays read back (the vertices and
-/// their normals, the triangles' normals, whether it is a box).
+/// What the host keeps of a resident mesh: the mesh itself, to make contacts of the rays read back
+/// (the vertices and their normals, the triangles' normals) and to trace the crossing edges again.
 pub(crate) struct HostMesh {
-    pub positions: Vec<Vec3>,
-    pub normals: Vec<Vec3>,
-    pub triangle_normals: Vec<Vec3>,
+    pub mesh: RtcdMesh,
+    /// Whether it is a box ([`RtcdMesh::cuboid`]).
     pub cuboid: bool,
 }
 
@@ -28,9 +27,18 @@ pub(crate) struct MeshStore {
     pub vertices: GrowBuffer<GpuVertex>,
     pub triangles: GrowBuffer<GpuTriangle>,
     pub bvh: GrowBuffer<GpuBvhNode>,
+    /// Every mesh's edges (`[a, b]`, its own vertex indices).
+    pub edges: GrowBuffer<[u32; 2]>,
+    /// Each mesh's `vertex_count + 1` offsets into `vertex_edge_list`.
+    pub vertex_edge_offsets: GrowBuffer<u32>,
+    /// Each vertex's edges (its mesh's edge indices).
+    pub vertex_edge_list: GrowBuffer<u32>,
     vertex_len: u64,
     triangle_len: u64,
     bvh_len: u64,
+    edge_len: u64,
+    vertex_edge_offset_len: u64,
+    vertex_edge_list_len: u64,
     /// Bytes written by uploads since the last [`MeshStore::take_uploaded`].
     uploaded: u64,
 }
@@ -44,9 +52,15 @@ impl MeshStore {
             vertices: GrowBuffer::new(device, "rtcd:buffer:vertices", usage, 4096),
             triangles: GrowBuffer::new(device, "rtcd:buffer:triangles", usage, 8192),
             bvh: GrowBuffer::new(device, "rtcd:buffer:bvh", usage, 4096),
+            edges: GrowBuffer::new(device, "rtcd:buffer:edges", usage, 4096),
+            vertex_edge_offsets: GrowBuffer::new(device, "rtcd:buffer:vertex_edge_offsets", usage, 4096),
+            vertex_edge_list: GrowBuffer::new(device, "rtcd:buffer:vertex_edge_list", usage, 8192),
             vertex_len: 0,
             triangle_len: 0,
             bvh_len: 0,
+            edge_len: 0,
+            vertex_edge_offset_len: 0,
+            vertex_edge_list_len: 0,
             uploaded: 0,
         }
     }
@@ -103,6 +117,14 @@ impl MeshStore {
                 n: [n.x, n.y, n.z, 0.0],
             })
             .collect();
+        // Each vertex's edges, flattened, with absolute offsets into the shared list.
+        let mut vertex_edge_offsets = Vec::with_capacity(mesh.positions().len() + 1);
+        let mut vertex_edge_list = Vec::new();
+        for v in 0..mesh.positions().len() as u32 {
+            vertex_edge_offsets.push((self.vertex_edge_list_len + vertex_edge_list.len() as u64) as u32);
+            vertex_edge_list.extend_from_slice(mesh.vertex_edges(v));
+        }
+        vertex_edge_offsets.push((self.vertex_edge_list_len + vertex_edge_list.len() as u64) as u32);
         let r = GpuMeshRef {
             vertex_offset: self.vertex_len as u32,
             vertex_count: vertices.len() as u32,
@@ -112,6 +134,10 @@ impl MeshStore {
             bvh_count: mesh.bvh().len() as u32,
             cuboid: u32::from(mesh.cuboid_half_extents().is_some()),
             solid_behind: u32::from(mesh.solid_behind()),
+            edge_offset: self.edge_len as u32,
+            edge_count: mesh.edges().len() as u32,
+            strong_edges: mesh.predicting_edges(),
+            vertex_edge_offset: self.vertex_edge_offset_len as u32,
         };
         self.vertices.reserve(device, encoder, self.vertex_len + vertices.len() as u64, self.vertex_len)?;
         self.triangles.reserve(
@@ -121,19 +147,33 @@ impl MeshStore {
             self.triangle_len,
         )?;
         self.bvh.reserve(device, encoder, self.bvh_len + mesh.bvh().len() as u64, self.bvh_len)?;
+        self.edges.reserve(device, encoder, self.edge_len + mesh.edges().len() as u64, self.edge_len)?;
+        self.vertex_edge_offsets.reserve(
+            device,
+            encoder,
+            self.vertex_edge_offset_len + vertex_edge_offsets.len() as u64,
+            self.vertex_edge_offset_len,
+        )?;
+        self.vertex_edge_list.reserve(
+            device,
+            encoder,
+            self.vertex_edge_list_len + vertex_edge_list.len() as u64,
+            self.vertex_edge_list_len,
+        )?;
         self.uploaded += self.vertices.write(queue, self.vertex_len, &vertices)
             + self.triangles.write(queue, self.triangle_len, &triangles)
-            + self.bvh.write(queue, self.bvh_len, mesh.bvh());
+            + self.bvh.write(queue, self.bvh_len, mesh.bvh())
+            + self.edges.write(queue, self.edge_len, mesh.edges())
+            + self.vertex_edge_offsets.write(queue, self.vertex_edge_offset_len, &vertex_edge_offsets)
+            + self.vertex_edge_list.write(queue, self.vertex_edge_list_len, &vertex_edge_list);
         self.vertex_len += vertices.len() as u64;
         self.triangle_len += triangles.len() as u64;
         self.bvh_len += mesh.bvh().len() as u64;
+        self.edge_len += mesh.edges().len() as u64;
+        self.vertex_edge_offset_len += vertex_edge_offsets.len() as u64;
+        self.vertex_edge_list_len += vertex_edge_list.len() as u64;
         let index = self.host.len() as u32;
-        self.host.push(HostMesh {
-            positions: mesh.positions().to_vec(),
-            normals: mesh.normals().to_vec(),
-            triangle_normals: mesh.triangle_normals().to_vec(),
-            cuboid: mesh.cuboid_half_extents().is_some(),
-        });
+        self.host.push(HostMesh { mesh: mesh.clone(), cuboid: mesh.cuboid_half_extents().is_some() });
         self.refs.insert(mesh.id(), (r, index));
         Ok((r, index))
     }

@@ -30,14 +30,14 @@ use std::{
 use glam::Vec3;
 use rayon::prelude::*;
 use rtcd::{
-    BackendError, ContactCandidate, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind, RayRecord,
-    RtcdParams, StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
+    BackendError, ContactCandidate, NarrowPhaseBackend, PairInput, PairKey, PairOutput, RayKind, RtcdParams,
+    StepMetrics, StepMode, StepOptions, StepOutput, TracerKind,
     aabb::Aabb,
     contact::{RayContact, ReduceScratch, reduce_manifolds_with, reproject},
     detect::{
-        box_face_normal, closed_reach_into, merge_motion_contacts, needs_standard_trace, pair_edge_contacts,
-        pair_motion_contacts, reach_box, separation_before_trace, separation_for_reach_from,
-        solid_behind_box, vertex_clip_box,
+        EdgeTest, box_face_normal, closed_reach_into, edge_crossing, edge_crossing_contacts,
+        merge_motion_contacts, needs_standard_trace, pair_motion_contacts, reach_box,
+        separation_before_trace, separation_for_reach_from, solid_behind_box, vertex_clip_box,
     },
     narrow_phase::{RayDebug, RayOutcome},
 };
@@ -121,6 +121,9 @@ struct StepBuffers {
     pair_scan_levels: ScanBuffers,
     params: wgpu::Buffer,
     records: [GrowBuffer<GpuRecord>; 2],
+    /// Each of last step's records' running sum of the edges at its direction's prediction records
+    /// (`pair_assemble.wgsl`), which lays the edge rays out (`edge_step.wgsl`).
+    rec_edge_end: GrowBuffer<u32>,
     entries: GrowBuffer<GpuEntryHit>,
     counters: wgpu::Buffer,
     scan: GrowBuffer<u32>,
@@ -139,19 +142,17 @@ struct Job {
     meshes: [u32; 2],
     slot: u32,
     standard: bool,
-    /// Out of the rays' reach this step (no ray traced).
-    separated: bool,
-    /// The pair's edge contacts (shape 1's frame), traced on the host while the device works.
-    edge_contacts: Vec<ContactCandidate>,
-    /// Their figures, and the motion rays'.
+    /// The motion rays' figures.
     edge_metrics: StepMetrics,
     /// Its motion contacts (`rtcd::detect::pair_motion_contacts`, shape 1's frame), traced with
     /// the edges.
     motion_contacts: Vec<ContactCandidate>,
     /// Their tunnel contacts' summed normals (what `pair_motion_contacts` returns).
     approach: Vec3,
-    /// The slot's crossing edges and tunnels per direction after the edge rays, for its mirror.
-    edge_counts: [u32; 2],
+    /// The slot's tunnels per direction after the motion rays, for its mirror.
+    tunnel_counts: [u32; 2],
+    /// Its edge rays per direction (laid out on the device after its vertex rays).
+    edges: [u32; 2],
 }
 
 struct Pending {
@@ -288,6 +289,7 @@ impl GpuNarrowPhase {
                 GrowBuffer::new(device, "rtcd:buffer:records_a", usage, 4096),
                 GrowBuffer::new(device, "rtcd:buffer:records_b", usage, 4096),
             ],
+            rec_edge_end: GrowBuffer::new(device, "rtcd:buffer:rec_edge_end", usage, 4096),
             entries: GrowBuffer::new(device, "rtcd:buffer:entries", usage, 4096),
             counters: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("rtcd:buffer:counters"),
@@ -785,20 +787,20 @@ impl GpuNarrowPhase {
             let slot = a.slot as usize;
             slot_flags[slot / per_word] |= flags << (PAIR_FLAG_BITS as usize * (slot % per_word));
             let [e0, e1] = plan.entries;
+            let [x0, x1] = plan.edges;
             jobs.push(Job {
                 input_index: s.input_index,
                 pos12: p.pos12,
                 meshes: s.handles,
                 slot: a.slot,
                 standard: plan.standard,
-                separated: plan.separated,
-                edge_contacts: Vec::new(),
                 edge_metrics: StepMetrics::default(),
                 motion_contacts: Vec::new(),
                 approach: Vec3::ZERO,
-                edge_counts: [0, 0],
+                tunnel_counts: [0, 0],
+                edges: plan.edges,
             });
-            entries += e0 as u64 + e1 as u64;
+            entries += e0 as u64 + e1 as u64 + x0 as u64 + x1 as u64;
             if entries >= u32::MAX as u64 / 2 {
                 return Err(BackendError::Device(format!(
                     "a step of {entries} rays is too large for one dispatch"
@@ -846,6 +848,8 @@ impl GpuNarrowPhase {
         b.bodies.reserve(&dev, &mut *encoder, self.bodies.poses().len() as u64, 0).map_err(too_large)?;
         b.pair_scan.reserve(&dev, &mut *encoder, p_count as u64 + 1, 0).map_err(too_large)?;
         b.entries.reserve(&dev, &mut *encoder, e as u64, 0).map_err(too_large)?;
+        let last_records = b.records[self.cur].capacity();
+        b.rec_edge_end.reserve(&dev, &mut *encoder, last_records, 0).map_err(too_large)?;
         // Outputs (next records, contacts) are sized from the last step's count; `finish` grows them
         // and compacts again in the rare step that finds more.
         let out_estimate = (e as u64).min((2 * self.last_total).max(65_536));
@@ -870,6 +874,7 @@ impl GpuNarrowPhase {
             reprojection: base.reprojection as u32,
             pair_count: p_count,
             entry_count: e,
+            edge_rays: base.edge_rays as u32,
             ..Default::default()
         };
         self.queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&gpu_params));
@@ -920,11 +925,16 @@ impl GpuNarrowPhase {
                     (3, pairs_b.clone()),
                     (4, params_b.clone()),
                     (5, slots.as_entire_binding()),
+                    (6, b.records[self.cur].binding()),
                     (9, b.pair_scan.binding()),
                     (12, b.slot_flags.binding()),
                     (13, b.bodies.binding()),
                     (14, b.links.binding()),
                     (15, b.kinds.binding()),
+                    (19, m.edges.binding()),
+                    (20, m.vertex_edge_offsets.binding()),
+                    (21, m.vertex_edge_list.binding()),
+                    (22, b.rec_edge_end.binding()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(p_count + 1));
@@ -947,6 +957,7 @@ impl GpuNarrowPhase {
         }
         let any_standard = jobs.iter().any(|j| j.standard);
         let any_iterative = jobs.iter().any(|j| !j.standard);
+        let any_edges = jobs.iter().any(|j| j.edges != [0, 0]);
         if e > 0 && any_standard {
             let kernel = match base.tracer {
                 TracerKind::BruteForce => Kernel::TraceStandardBrute,
@@ -980,6 +991,32 @@ impl GpuNarrowPhase {
                     (6, b.records[self.cur].binding()),
                     (7, b.entries.binding()),
                     (8, b.counters.as_entire_binding()),
+                ],
+            );
+            pass(&mut *encoder, pipe, &bg, grid(e));
+        }
+        if e > 0 && any_edges {
+            let kernel = match base.tracer {
+                TracerKind::BruteForce => Kernel::EdgeStepBrute,
+                TracerKind::Bvh => Kernel::EdgeStepBvh,
+            };
+            let pipe = k.get(kernel);
+            let bg = pipe.bind_group(
+                &dev,
+                &[
+                    (0, m.vertices.binding()),
+                    (1, m.triangles.binding()),
+                    (2, m.bvh.binding()),
+                    (3, pairs_b.clone()),
+                    (4, params_b.clone()),
+                    (5, slots.as_entire_binding()),
+                    (6, b.records[self.cur].binding()),
+                    (7, b.entries.binding()),
+                    (8, b.counters.as_entire_binding()),
+                    (19, m.edges.binding()),
+                    (20, m.vertex_edge_offsets.binding()),
+                    (21, m.vertex_edge_list.binding()),
+                    (22, b.rec_edge_end.binding()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(e));
@@ -1072,14 +1109,13 @@ impl GpuNarrowPhase {
         })
     }
 
-    /// The edge rays of the step's pairs (`rtcd::detect::pair_edge_contacts`, Mochi 2024 §3.4),
-    /// on the host, in parallel, while the device traces the vertex rays: they start from last
-    /// step's vertex records, which the host read back, so they need nothing from this step's.
-    /// With them the motion rays (`rtcd::detect::pair_motion_contacts`), from the poses alone.
+    /// The motion rays of the step's pairs (`rtcd::detect::pair_motion_contacts`), on the host, in
+    /// parallel, while the device traces the vertex and edge rays: they need only the poses and
+    /// the slot's tunnels.
     fn trace_edges(&mut self, pairs: &[PairInput], jobs: &mut [Job], speculative: f32) {
         let base = self.params;
         let table = &self.table;
-        jobs.par_iter_mut().with_min_len(8).for_each_init(Vec::new, |edges, job| {
+        jobs.par_iter_mut().with_min_len(8).for_each(|job| {
             let p = &pairs[job.input_index];
             let params = base.for_pair(p.mesh1, p.mesh2);
             let mut guard = table.edges(job.slot);
@@ -1092,27 +1128,8 @@ impl GpuNarrowPhase {
                 &mut job.edge_metrics,
                 &mut job.motion_contacts,
             );
-            if job.separated {
-                st.edge_records.iter_mut().for_each(Vec::clear);
-            } else {
-                let records = [st.vertex_records[0].as_slice(), st.vertex_records[1].as_slice()];
-                pair_edge_contacts(
-                    p,
-                    &params,
-                    job.standard,
-                    job.approach,
-                    records,
-                    &mut st.edge_records,
-                    edges,
-                    &mut job.edge_metrics,
-                    &mut job.edge_contacts,
-                );
-            }
-            job.edge_counts = [0, 1].map(|d| (st.edge_records[d].len() + st.tunnels[d].len()) as u32);
+            job.tunnel_counts = st.tunnels.each_ref().map(|t| t.len() as u32);
         });
-        for job in jobs.iter() {
-            self.table.mirror_mut(job.slot).edge_counts = job.edge_counts;
-        }
     }
 
     fn wait(&self, submission: wgpu::SubmissionIndex) -> Result<(), BackendError> {
@@ -1255,6 +1272,7 @@ impl GpuNarrowPhase {
         metrics.predictive_rays = counters[2] as u64;
         metrics.iterative_hits = counters[3] as u64;
         metrics.walk_steps = counters[4] as u64;
+        metrics.edge_rays = counters[COUNT_EDGE_RAYS] as u64;
         metrics.gpu_time = (!timings.is_empty()).then(|| timings.iter().map(|(_, d)| *d).sum());
         self.last_timings = timings;
 
@@ -1280,32 +1298,24 @@ impl GpuNarrowPhase {
             return Err(BackendError::Readback("contacts of a pair not in the step".into()));
         }
         let params = self.params;
-        let (meshes, table) = (&self.meshes, &self.table);
-        let results: Vec<PairParsed<[u32; 2]>> = ranges
+        let meshes = &self.meshes;
+        let results: Vec<PairParsed<SlotCounts>> = ranges
             .par_iter()
             .zip(jobs.par_iter())
             .map_init(
                 || (ReduceScratch::default(), Vec::new()),
                 |(scratch, candidates), (&(s, e), job)| {
                     let m = job.meshes.map(|h| meshes.host(h));
-                    // The records the slot's next edge rays start from, made in last step's vectors.
-                    let mut edges = table.edges(job.slot);
-                    parse_pair(
-                        &contacts[s..e],
-                        job,
-                        m,
-                        &params,
-                        &opts,
-                        scratch,
-                        candidates,
-                        &mut edges.vertex_records,
-                    )
+                    parse_pair(&contacts[s..e], job, m, &params, &opts, scratch, candidates)
                 },
             )
             .collect::<Result<_, BackendError>>()?;
         for (job, (manifolds, rays, kept, m, counts)) in jobs.iter().zip(results) {
             metrics.add(&m);
-            self.table.mirror_mut(job.slot).rec_counts = counts;
+            let mirror = self.table.mirror_mut(job.slot);
+            mirror.rec_counts = counts.records;
+            mirror.edge_counts = [0, 1].map(|d| counts.edge_records[d] + job.tunnel_counts[d]);
+            mirror.edge_entries = counts.edge_entries;
             let o = &mut outputs[job.input_index];
             o.mode = if job.standard { StepMode::Standard } else { StepMode::Iterative };
             o.manifolds = manifolds;
@@ -1328,8 +1338,16 @@ impl GpuNarrowPhase {
 }
 
 /// A pair's step from its contacts read back ([`parse_pair`]): manifolds, ray debug, kept contacts,
-/// figures, and each direction's vertex records for the next step (or their counts).
+/// figures, and what its slot's mirror keeps ([`SlotCounts`]).
 type PairParsed<R> = (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, R);
+
+/// What a pair's step leaves its slot, per direction: vertex records, edge records, and the edge
+/// rays its next iterative step will lay out ([`SlotMirror::edge_entries`]).
+struct SlotCounts {
+    records: [u32; 2],
+    edge_records: [u32; 2],
+    edge_entries: [u32; 2],
+}
 
 /// A valid pair of a step with its meshes' places on the device and its slot.
 struct Slotted {
@@ -1356,6 +1374,9 @@ struct Plan {
     separated: bool,
     /// Vertex rays of each mesh (all its vertices for a standard trace, its records otherwise).
     entries: [u32; 2],
+    /// Edge rays of each mesh (all its edges for a standard trace; the edges at its prediction
+    /// records and its edge records otherwise; none without `RtcdParams::edge_rays`).
+    edges: [u32; 2],
     /// Its world poses, where they make its relative pose ([`world_poses`]).
     world: Option<[rtcd::Pose; 2]>,
     /// A standard trace's new reference: the separation bound its mirror keeps (`Some`), and the
@@ -1389,6 +1410,13 @@ fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) 
     } else {
         mirror.rec_counts
     };
+    let edges = if separated || !params.edge_rays {
+        [0, 0]
+    } else if standard {
+        [s.meshes[0].edge_count, s.meshes[1].edge_count]
+    } else {
+        mirror.edge_entries
+    };
     // Only read for record-less pairs of the iterative algorithm (see `needs_standard_trace`); the
     // record counts are known after the step.
     let separation = standard.then(|| {
@@ -1401,7 +1429,7 @@ fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) 
         }
     });
     let world = world_poses(p.world, &p.pos12);
-    Plan { standard, separated, entries, separation, witness, world }
+    Plan { standard, separated, entries, edges, separation, witness, world }
 }
 
 /// What a pair keeps on the device that its meshes (their places `meshes`) and lengths decide: its
@@ -1500,7 +1528,8 @@ fn candidate_of(
     let (from, to, from_to) =
         if from_shape2 { (meshes[1], meshes[0], pos12) } else { (meshes[0], meshes[1], pos21) };
     let (v, tri) = (c.vertex as usize, c.triangle as usize);
-    let (p, n, n_tri) = (*from.positions.get(v)?, *from.normals.get(v)?, *to.triangle_normals.get(tri)?);
+    let (p, n, n_tri) =
+        (*from.mesh.positions().get(v)?, *from.mesh.normals().get(v)?, *to.mesh.triangle_normals().get(tri)?);
     let origin = from_to.transform_point(p);
     let (dir, normal) = if to.cuboid {
         let n = box_face_normal(c.triangle);
@@ -1512,9 +1541,10 @@ fn candidate_of(
     Some((reproject(&ray, pos12, reprojection), dir))
 }
 
-/// Turns one pair's compacted rays into manifolds, debug rays, metrics and record counts; each
-/// direction's vertex records for the next step go to `records` (cleared first).
-#[expect(clippy::too_many_arguments, reason = "one pair's rays, with the buffers it fills in place")]
+/// Turns one pair's compacted rays into manifolds, debug rays, metrics and its slot's counts. The
+/// edge rays' crossings are traced again here (`rtcd::detect::edge_crossing`, from the host's
+/// copies of the meshes) to make their contacts, and their ways out chosen as the CPU backend
+/// chooses them.
 fn parse_pair(
     contacts: &[GpuContactOut],
     job: &Job,
@@ -1523,37 +1553,53 @@ fn parse_pair(
     opts: &StepOptions,
     scratch: &mut ReduceScratch,
     candidates: &mut Vec<ContactCandidate>,
-    records: &mut [Vec<RayRecord>; 2],
-) -> Result<PairParsed<[u32; 2]>, BackendError> {
+) -> Result<PairParsed<SlotCounts>, BackendError> {
     let mut m = StepMetrics::default();
-    records.iter_mut().for_each(Vec::clear);
+    let mut counts = SlotCounts { records: [0, 0], edge_records: [0, 0], edge_entries: [0, 0] };
+    let mut crossings: Vec<(u32, u32)> = Vec::new();
     let mut rays = Vec::new();
     candidates.clear();
     let pos21 = job.pos12.inverse();
+    let out_of_meshes = |vertex: u32, triangle: u32| {
+        BackendError::Readback(format!(
+            "a contact of vertex {vertex} and triangle {triangle} out of its meshes"
+        ))
+    };
     for c in contacts {
         let (vertex, triangle, t) = (c.vertex, c.triangle, c.t);
         let kind = c.pair_kind & ((1 << CONTACT_KIND_BITS) - 1);
         let outcome = kind & 3;
         let dir = ((kind >> 4) & 1) as usize;
-        records[dir].push(RayRecord { vertex, triangle, in_contact: outcome == OUTCOME_CONTACT });
+        let (from, to) = if dir == 1 { (meshes[1], meshes[0]) } else { (meshes[0], meshes[1]) };
+        if (kind >> 2) & 3 == RAY_EDGE {
+            // An edge kept for the next step; a crossing is traced again below.
+            if vertex as usize >= from.mesh.edges().len() {
+                return Err(BackendError::Readback(format!("an edge ray of edge {vertex} out of its mesh")));
+            }
+            counts.edge_records[dir] += 1;
+            if outcome == OUTCOME_CONTACT {
+                crossings.push((dir as u32, vertex));
+            }
+            continue;
+        }
+        if vertex as usize >= from.mesh.positions().len()
+            || triangle as usize >= to.mesh.triangle_normals().len()
+        {
+            return Err(out_of_meshes(vertex, triangle));
+        }
+        counts.records[dir] += 1;
+        if outcome != OUTCOME_CONTACT {
+            // A prediction record: its vertex's edges are the next iterative step's edge rays.
+            counts.edge_entries[dir] += from.mesh.vertex_edges(vertex).len() as u32;
+        }
         // A prediction the device found beyond the prediction distance, or that makes no contact:
         // its record alone (its ray's contact is made for the debug rays only).
         if outcome != OUTCOME_CONTACT && kind & ENTRY_RECORD_ONLY != 0 && !opts.record_rays {
-            let (from, to) = if dir == 1 { (meshes[1], meshes[0]) } else { (meshes[0], meshes[1]) };
-            if vertex as usize >= from.positions.len() || triangle as usize >= to.triangle_normals.len() {
-                return Err(BackendError::Readback(format!(
-                    "a contact of vertex {vertex} and triangle {triangle} out of its meshes"
-                )));
-            }
             m.prediction_records += 1;
             continue;
         }
-        let (cand, ray_dir) =
-            candidate_of(c, &job.pos12, &pos21, meshes, params.reprojection).ok_or_else(|| {
-                BackendError::Readback(format!(
-                    "a contact of vertex {vertex} and triangle {triangle} out of its meshes"
-                ))
-            })?;
+        let (cand, ray_dir) = candidate_of(c, &job.pos12, &pos21, meshes, params.reprojection)
+            .ok_or_else(|| out_of_meshes(vertex, triangle))?;
         let dist = cand.dist;
         if outcome == OUTCOME_CONTACT {
             m.contact_rays += 1;
@@ -1591,14 +1637,33 @@ fn parse_pair(
             });
         }
     }
+    for d in 0..2 {
+        counts.edge_entries[d] += counts.edge_records[d];
+    }
+    // The crossing edges, in the CPU backend's order (direction 0's first, each in increasing edge
+    // order), traced again from the host's copies of the meshes: the device found them, the host
+    // makes their contacts with the same function as the CPU backend.
+    crossings.sort_unstable();
+    let mut found = Vec::with_capacity(crossings.len());
+    for (dir, edge) in crossings {
+        let (from, to, from_to) = if dir == 1 {
+            (&meshes[1].mesh, &meshes[0].mesh, job.pos12)
+        } else {
+            (&meshes[0].mesh, &meshes[1].mesh, pos21)
+        };
+        if let EdgeTest::Crossing(c) = edge_crossing(from, to, &from_to, edge, params.tracer) {
+            found.push((c, dir == 1));
+        }
+    }
+    m.edge_contacts = found.len() as u64;
+    let mut edge_contacts = Vec::with_capacity(found.len());
+    edge_crossing_contacts(&job.pos12, job.approach, found, &mut m, &mut edge_contacts);
     // The edge contacts after the vertex rays' candidates, as the CPU backend orders them.
-    for c in &job.edge_contacts {
+    for c in &edge_contacts {
         m.cumulative_depth += (-c.dist) as f64;
         m.max_depth = m.max_depth.max(-c.dist);
     }
-    m.edge_rays = job.edge_metrics.edge_rays;
-    m.edge_contacts = job.edge_metrics.edge_contacts;
-    candidates.extend_from_slice(&job.edge_contacts);
+    candidates.extend_from_slice(&edge_contacts);
     m.motion_rays = job.edge_metrics.motion_rays;
     m.motion_contacts = job.edge_metrics.motion_contacts;
     merge_motion_contacts(candidates, &job.motion_contacts, job.approach);
@@ -1609,12 +1674,7 @@ fn parse_pair(
     }
     m.manifolds = manifolds.len() as u64;
     m.manifold_points = manifolds.iter().map(|x| x.points.len() as u64).sum();
-    // Sorted by vertex, as the edge rays look them up (the compaction keeps entry order, which is
-    // vertex order; sorting again costs nothing when it holds).
-    for r in records.iter_mut() {
-        r.sort_unstable_by_key(|r| r.vertex);
-    }
-    Ok((manifolds, rays, kept, m, records.each_ref().map(|r| r.len() as u32)))
+    Ok((manifolds, rays, kept, m, counts))
 }
 
 impl NarrowPhaseBackend for GpuNarrowPhase {

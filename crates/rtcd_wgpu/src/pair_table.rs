@@ -4,11 +4,12 @@
 //! separation bound and record counts) to decide each pair's tracer and lay out the next dispatch
 //! without a round trip.
 //! The slot buffer grows by doubling with a device-side copy, so growth never drops state, and a
-//! persisting pair keeps its slot. The edge rays' state ([`HostEdgeState`]) lives on the host.
+//! persisting pair keeps its slot. The edge rays' records live on the device beside the vertex
+//! records; the motion rays' state ([`HostEdgeState`]) lives on the host.
 
 use std::sync::{Mutex, MutexGuard};
 
-use rtcd::{PairKey, Pose, RayRecord, detect::TraceReference};
+use rtcd::{PairKey, Pose, detect::TraceReference};
 use rustc_hash::FxHashMap;
 
 use crate::{buffer::GrowBuffer, error::GpuError, gpu_types::GpuSlot};
@@ -27,21 +28,20 @@ pub struct SlotMirror {
     /// The leaf pair the pair's separation descents start from
     /// ([`rtcd::detect::separation_for_reach_from`]).
     pub witness: [u32; 2],
-    /// Crossing edges and tunnels kept per direction ([`HostEdgeState::edge_records`],
-    /// [`HostEdgeState::tunnels`]).
+    /// Edge records (the edges kept on the device between steps) and tunnels
+    /// ([`HostEdgeState::tunnels`]) per direction.
     pub edge_counts: [u32; 2],
+    /// The edge rays of each direction at the pair's next iterative step: the edges at its
+    /// prediction records (counted with repeats) and its edge records, as the device lays them
+    /// out (`pair_assemble.wgsl`).
+    pub edge_entries: [u32; 2],
     /// The slot's link on the device: its bodies' slots and its kind (`GpuPairLink`), once uploaded.
     pub link: Option<[u32; 3]>,
 }
 
-/// What the edge rays of one slot keep between steps (`rtcd::detect::pair_edge_contacts`): last
-/// step's vertex records, read back from the device, which pick the edges, and the crossing edges.
+/// What the motion rays of one slot keep between steps (`rtcd::detect::pair_motion_contacts`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostEdgeState {
-    /// Last step's vertex records per direction, sorted by vertex.
-    pub vertex_records: [Vec<RayRecord>; 2],
-    /// Crossing edges per direction, sorted.
-    pub edge_records: [Vec<u32>; 2],
     /// Vertices that tunnelled into the other mesh, per direction (`rtcd::PairState::tunnels`).
     pub tunnels: [Vec<[u32; 2]>; 2],
 }
@@ -111,7 +111,7 @@ impl PairTable {
         &mut self.mirror[slot as usize]
     }
 
-    /// The slot's edge-ray state (each pair of a step has its own slot, so the lock is never
+    /// The slot's motion-ray state (each pair of a step has its own slot, so the lock is never
     /// waited on).
     pub fn edges(&self, slot: u32) -> MutexGuard<'_, HostEdgeState> {
         self.edges[slot as usize].lock().unwrap_or_else(|e| e.into_inner())

@@ -13,9 +13,11 @@ pub const MODULES: &[(&str, &str)] = &[
     ("math.wgsl", include_str!("../../../shaders/math.wgsl")),
     ("ray_triangle.wgsl", include_str!("../../../shaders/ray_triangle.wgsl")),
     ("geometry.wgsl", include_str!("../../../shaders/geometry.wgsl")),
+    ("edge_geometry.wgsl", include_str!("../../../shaders/edge_geometry.wgsl")),
     ("cuboid.wgsl", include_str!("../../../shaders/cuboid.wgsl")),
     ("trace_brute.wgsl", include_str!("../../../shaders/trace_brute.wgsl")),
     ("trace_bvh.wgsl", include_str!("../../../shaders/trace_bvh.wgsl")),
+    ("edges.wgsl", include_str!("../../../shaders/edges.wgsl")),
     ("walk.wgsl", include_str!("../../../shaders/walk.wgsl")),
     ("hermann.wgsl", include_str!("../../../shaders/hermann.wgsl")),
     ("candidates.wgsl", include_str!("../../../shaders/candidates.wgsl")),
@@ -50,7 +52,11 @@ pub enum Kernel {
     Compact,
     /// `pair_end.wgsl`: record ranges into the slots.
     PairEnd,
-    /// `edge_rays.wgsl` with the brute-force tracer: one edge ray a thread.
+    /// `edge_step.wgsl` with the brute-force tracer: the step's edge rays.
+    EdgeStepBrute,
+    /// `edge_step.wgsl` with the BVH tracer (`TRACER_BVH`).
+    EdgeStepBvh,
+    /// `edge_rays.wgsl` with the brute-force tracer: one edge ray of a list a thread.
     EdgeRaysBrute,
     /// `edge_rays.wgsl` with the BVH tracer (`TRACER_BVH`).
     EdgeRaysBvh,
@@ -58,7 +64,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 14] = [
+    pub const ALL: [Kernel; 16] = [
         Kernel::PairLinks,
         Kernel::PairAssemble,
         Kernel::PairLayout,
@@ -71,13 +77,16 @@ impl Kernel {
         Kernel::AddBlockSums,
         Kernel::Compact,
         Kernel::PairEnd,
+        Kernel::EdgeStepBrute,
+        Kernel::EdgeStepBvh,
         Kernel::EdgeRaysBrute,
         Kernel::EdgeRaysBvh,
     ];
 
     /// The kernels a step runs, compiled when a backend starts; the others
-    /// ([`Kernel::EdgeRaysBrute`], [`Kernel::EdgeRaysBvh`]) on their first use.
-    pub const STEP: [Kernel; 12] = [
+    /// ([`Kernel::EdgeRaysBrute`], [`Kernel::EdgeRaysBvh`]: `GpuNarrowPhase::edge_crossings`) on
+    /// their first use.
+    pub const STEP: [Kernel; 14] = [
         Kernel::PairLinks,
         Kernel::PairAssemble,
         Kernel::PairLayout,
@@ -90,6 +99,8 @@ impl Kernel {
         Kernel::AddBlockSums,
         Kernel::Compact,
         Kernel::PairEnd,
+        Kernel::EdgeStepBrute,
+        Kernel::EdgeStepBvh,
     ];
 
     /// File name and source.
@@ -113,6 +124,9 @@ impl Kernel {
             }
             Kernel::Compact => ("compact.wgsl", include_str!("../../../shaders/compact.wgsl")),
             Kernel::PairEnd => ("pair_end.wgsl", include_str!("../../../shaders/pair_end.wgsl")),
+            Kernel::EdgeStepBrute | Kernel::EdgeStepBvh => {
+                ("edge_step.wgsl", include_str!("../../../shaders/edge_step.wgsl"))
+            }
             Kernel::EdgeRaysBrute | Kernel::EdgeRaysBvh => {
                 ("edge_rays.wgsl", include_str!("../../../shaders/edge_rays.wgsl"))
             }
@@ -130,7 +144,7 @@ impl Kernel {
 
     fn shader_defs(self) -> HashMap<String, ShaderDefValue> {
         let mut defs = HashMap::new();
-        if matches!(self, Kernel::TraceStandardBvh | Kernel::EdgeRaysBvh) {
+        if matches!(self, Kernel::TraceStandardBvh | Kernel::EdgeStepBvh | Kernel::EdgeRaysBvh) {
             defs.insert("TRACER_BVH".to_string(), ShaderDefValue::Bool(true));
         }
         defs
@@ -151,6 +165,8 @@ impl Kernel {
             Kernel::AddBlockSums => "rtcd:kernel:add_block_sums",
             Kernel::Compact => "rtcd:kernel:compact",
             Kernel::PairEnd => "rtcd:kernel:pair_end",
+            Kernel::EdgeStepBrute => "rtcd:kernel:edge_step_brute",
+            Kernel::EdgeStepBvh => "rtcd:kernel:edge_step_bvh",
             Kernel::EdgeRaysBrute => "rtcd:kernel:edge_rays_brute",
             Kernel::EdgeRaysBvh => "rtcd:kernel:edge_rays_bvh",
         }

@@ -165,16 +165,17 @@ fn device_layout_is_the_hosts(options: GpuOptions, relative: fn(u64) -> u64) {
         let pairs = gpu.read_step_pairs().unwrap();
         assert_eq!(pairs.len() as u32, gpu.pair_capacity(), "one assembled pair per slot");
         grew += usize::from(step > 0 && gpu.pair_capacity() > capacity);
-        // The layout: each slot's first entry is the sum of the earlier slots' entries; slots whose
-        // pair is not in the step have none.
+        // The layout: each slot's first entry is the sum of the earlier slots' entries (vertex rays,
+        // then edge rays); slots whose pair is not in the step have none.
         let mut offset = 0;
         for (slot, g) in pairs.iter().enumerate() {
             assert_eq!(g.step.slot as usize, slot);
             assert_eq!(g.step.entry_offset, offset, "slot {slot}");
             if g.step.flags & PAIR_PRESENT == 0 {
                 assert_eq!((g.step.entries_a, g.step.entries_b), (0, 0), "slot {slot}");
+                assert_eq!((g.step.edges_a, g.step.edges_b), (0, 0), "slot {slot}");
             }
-            offset += g.step.entries_a + g.step.entries_b;
+            offset += g.step.entries_a + g.step.entries_b + g.step.edges_a + g.step.edges_b;
         }
         let present = pairs.iter().filter(|g| g.step.flags & PAIR_PRESENT != 0).count();
         assert_eq!(present, inputs.len(), "step {step}: one present slot per input");
@@ -190,11 +191,18 @@ fn device_layout_is_the_hosts(options: GpuOptions, relative: fn(u64) -> u64) {
                     (g.step.entries_a, g.step.entries_b),
                     (p.mesh1.positions().len() as u32, p.mesh2.positions().len() as u32)
                 );
+                // A standard step's edge rays: every edge of each mesh (the region is tested in the
+                // thread).
+                assert_eq!(
+                    (g.step.edges_a, g.step.edges_b),
+                    (p.mesh1.edges().len() as u32, p.mesh2.edges().len() as u32)
+                );
                 standard += 1;
             } else if f & PAIR_SEPARATED == 0 {
                 iterative += 1;
             } else {
                 assert_eq!((g.step.entries_a, g.step.entries_b), (0, 0));
+                assert_eq!((g.step.edges_a, g.step.edges_b), (0, 0));
             }
             // The relative pose: the uploaded one, or made of the bodies' world poses.
             let scale = p.mesh1.aabb().extents().length().max(p.mesh2.aabb().extents().length())

@@ -19,6 +19,19 @@ fn every_kernel_composes_and_validates() {
     }
 }
 
+/// The tracer's shader def reaches the modules a kernel imports: the edge rays' BVH kernel calls the
+/// BVH tracer (imported by `edges.wgsl`), its brute-force twin does not.
+#[test]
+fn the_tracer_def_reaches_imported_modules() {
+    let mut c = composer().unwrap_or_else(|e| panic!("{e}"));
+    let calls_bvh = |c: &mut naga_oil::compose::Composer, kernel: Kernel| {
+        let module = compose(c, kernel).unwrap_or_else(|e| panic!("{kernel:?}: {e}"));
+        module.functions.iter().any(|(_, f)| f.name.as_deref().is_some_and(|n| n.contains("trace_bvh")))
+    };
+    assert!(calls_bvh(&mut c, Kernel::EdgeRaysBvh));
+    assert!(!calls_bvh(&mut c, Kernel::EdgeRaysBrute));
+}
+
 #[test]
 fn rust_mirrors_match_wgsl_sizes() {
     let layouts = wgsl_type_layouts().unwrap();

@@ -1313,6 +1313,22 @@ pub fn pair_edge_contacts(
             &mut crossings,
         );
     }
+    edge_crossing_contacts(&input.pos12, approach, crossings, metrics, out);
+}
+
+/// The contacts of a pair's crossing edges ([`crate::detect::edge_crossing`]'s, each with whether
+/// shape 2's edge it is; direction 0's first, each direction's in increasing edge order), appended
+/// to `out` in shape 1's frame: where an edge passes right through the other body, the way out its
+/// pair agrees with (see [`pair_edge_contacts`]); `metrics.edge_contacts` loses those left without
+/// one. `approach` is what [`pair_motion_contacts`] returned for the step. The GPU backend, whose
+/// device finds the crossings, makes their contacts with it.
+pub fn edge_crossing_contacts(
+    pos12: &Pose,
+    approach: Vec3,
+    crossings: Vec<(crate::detect::EdgeCrossing, bool)>,
+    metrics: &mut StepMetrics,
+    out: &mut Vec<ContactCandidate>,
+) {
     // An edge right through the other body (no ridge) could leave either way. Where the pair's
     // vertices tunnelled in the last step (`approach`, from [`pair_motion_contacts`]), it leaves the
     // way they came in. Otherwise the pair's ridge contacts say which (their normals, from shape 1 toward shape 2, weighted by depth): a way out
@@ -1326,7 +1342,7 @@ pub fn pair_edge_contacts(
         agreed = crossings
             .iter()
             .filter(|(c, _)| c.through.is_none())
-            .map(|(c, from_shape2)| edge_candidate(c, *from_shape2, &input.pos12))
+            .map(|(c, from_shape2)| edge_candidate(c, *from_shape2, pos12))
             .map(|c| c.n1 * -c.dist)
             .sum();
     }
@@ -1336,12 +1352,12 @@ pub fn pair_edge_contacts(
             .filter(|(c, _)| c.through.is_some())
             .min_by(|x, y| x.0.depth.total_cmp(&y.0.depth))
     {
-        agreed = edge_candidate(c, *from_shape2, &input.pos12).n1;
+        agreed = edge_candidate(c, *from_shape2, pos12).n1;
     }
     for (mut c, from_shape2) in crossings {
         if let Some(others) = c.through.filter(|_| agreed != Vec3::ZERO) {
             let n1 = |n: Vec3| {
-                edge_candidate(&crate::detect::EdgeCrossing { normal: n, ..c }, from_shape2, &input.pos12).n1
+                edge_candidate(&crate::detect::EdgeCrossing { normal: n, ..c }, from_shape2, pos12).n1
             };
             let best = std::iter::once((c.triangle, c.normal, c.depth))
                 .chain(others.into_iter().flatten())
@@ -1356,7 +1372,7 @@ pub fn pair_edge_contacts(
                 }
             }
         }
-        out.push(edge_candidate(&c, from_shape2, &input.pos12));
+        out.push(edge_candidate(&c, from_shape2, pos12));
     }
 }
 
