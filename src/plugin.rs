@@ -397,7 +397,11 @@ fn detect(
     // The immediate GPU backend failed inside the driver, which re-ran the step on the CPU and keeps
     // it for good.
     if state.driver.fell_back() && matches!(state.active, Some(ActiveBackend::GpuImmediate(_))) {
-        state.fall_back("the GPU backend failed during the run");
+        let why = match state.driver.fallback_error() {
+            Some(e) => format!("the GPU backend failed during the run ({e})"),
+            None => "the GPU backend failed during the run".to_string(),
+        };
+        state.fall_back(&why);
     }
 }
 

@@ -422,6 +422,8 @@ pub struct RtcdDriver {
     backend_name: String,
     fallback: Option<NarrowPhase>,
     fell_back: bool,
+    /// Why the injected backend failed, when it did.
+    fallback_error: Option<String>,
     cache: ContactCache,
     settings: DriverSettings,
     metrics: RtcdMetrics,
@@ -490,6 +492,7 @@ impl RtcdDriver {
             params,
             fallback: Some(fallback),
             fell_back: false,
+            fallback_error: None,
             cache,
             settings: DriverSettings::for_params(&params),
             warned_shared_instance: false,
@@ -526,6 +529,7 @@ impl RtcdDriver {
         self.backend_name = backend.name();
         *self.backend.get_mut().unwrap_or_else(|e| e.into_inner()) = backend;
         self.fell_back = false;
+        self.fallback_error = None;
         Ok(())
     }
 
@@ -588,6 +592,11 @@ impl RtcdDriver {
         self.fell_back
     }
 
+    /// The error of the injected backend that made the CPU fallback take over, if one did.
+    pub fn fallback_error(&self) -> Option<&str> {
+        self.fallback_error.as_deref()
+    }
+
     /// Figures of the last batch, with the dispatcher's counters as they are now (call after
     /// Rapier's step for the whole step).
     pub fn metrics(&self) -> RtcdMetrics {
@@ -645,7 +654,7 @@ impl RtcdDriver {
         let out = Self::run_step(
             backend,
             &mut self.fallback,
-            &mut self.fell_back,
+            (&mut self.fell_back, &mut self.fallback_error),
             &inputs,
             &batch.held_keys,
             &opts,
@@ -1208,7 +1217,7 @@ impl RtcdDriver {
     fn run_step(
         backend: &mut Box<dyn NarrowPhaseBackend>,
         fallback: &mut Option<NarrowPhase>,
-        fell_back: &mut bool,
+        (fell_back, fallback_error): (&mut bool, &mut Option<String>),
         inputs: &[PairInput],
         held: &[PairKey],
         opts: &StepOptions,
@@ -1228,7 +1237,8 @@ impl RtcdDriver {
                     );
                     *backend = Box::new(cpu);
                     *fell_back = true;
-                    Self::run_step(backend, fallback, fell_back, inputs, held, opts)
+                    *fallback_error = Some(e.to_string());
+                    Self::run_step(backend, fallback, (fell_back, fallback_error), inputs, held, opts)
                 }
                 None => {
                     // Only reachable when the CPU fallback itself failed, which it never does;

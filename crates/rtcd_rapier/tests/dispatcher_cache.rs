@@ -457,6 +457,7 @@ fn backend_errors_switch_to_the_cpu_for_good() {
     );
     assert_eq!(calls.load(Ordering::Relaxed), 1, "the failed backend is not retried");
     assert!(d.fell_back() && m.fell_back);
+    assert!(d.fallback_error().is_some_and(|e| e.contains("lost")), "{:?}", d.fallback_error());
     assert_eq!(d.backend_name(), "cpu");
     assert!(hits > 0);
     assert_eq!(misses, 0, "the failed step was re-run on the CPU, nothing left to the miss path");
