@@ -4,7 +4,7 @@
 //! prediction and edge rays) are replayed together, step by step, on the same pairs
 //! ([`Frames::pairs`]) with the options of `rtcd_rapier`'s batch, in an order that turns from step
 //! to step. Per step, from the GPU backend's [`rtcd::StepMetrics`]: its host time without the waits
-//! for the device (`host_time`: planning each pair, encoding, uploads, the edge rays it traces on
+//! for the device (`host_time`: planning each pair, encoding, uploads, the motion rays it traces on
 //! the host, turning what it read back into contacts), the waits (`device_wait`), the bytes
 //! uploaded and read back, and the kernels' time (timestamp queries, where the adapter has them);
 //! from the CPU backend, the wall time of its step (its narrow phase). The manifold points the
@@ -64,7 +64,7 @@ pub struct HostCostStep {
     pub host_ms: f64,
     /// Its waits for the device (ms).
     pub wait_ms: f64,
-    /// Its host time by phase (ms): planning and encoding, edge and motion rays, collecting
+    /// Its host time by phase (ms): planning and encoding, motion rays, collecting
     /// ([`rtcd_wgpu::HostPhases`]).
     pub host_phases_ms: [f64; 3],
     /// Its kernels' time (timestamp queries; ms).
@@ -418,7 +418,11 @@ impl HostCost {
                 "the GPU backend's host time, waits for the device excluded",
             ),
             ("  plan", f(m.gpu_host_phases_ms[0], 3), "of it: slots, plans, records, encoding, queue writes"),
-            ("  edges", f(m.gpu_host_phases_ms[1], 3), "of it: the edge and motion rays (host, in parallel)"),
+            (
+                "  edges",
+                f(m.gpu_host_phases_ms[1], 3),
+                "of it: the motion rays (host, in parallel; edge rays on the device)",
+            ),
             (
                 "  collect",
                 f(m.gpu_host_phases_ms[2], 3),

@@ -8,15 +8,17 @@
 //!
 //! One step, on the device, the pairs indexed by slot: `pair_links` (one thread per new link) →
 //! `pair_assemble` (one thread per slot: the relative pose made of the bodies' poses, the inverse
-//! pose, the vertex candidate regions, the entries from the flags, meshes and record counts) →
-//! `scan` of the slots' entry counts → `pair_layout` (each pair's first entry) → `pair_begin` (one
-//! thread per slot) → `trace_standard` and `walk_iterative` (one thread per entry of the flattened
-//! ray list: pair direction × vertex for pairs traced with the standard tracer, pair direction ×
-//! record for pairs traced iteratively) → `flag_entries` + `scan` (prefix sum) → `compact` (dense
-//! records for the next step, and the rays that found contacts, to read back: 16 bytes each) →
-//! `pair_end` (record ranges into the pair table). The host checks that the device laid out the rays
-//! it planned, reads back the compacted rays, makes their contacts with the CPU backend's
-//! re-projection from the meshes it keeps, and reduces them to manifolds with the same code.
+//! pose, the vertex candidate regions, the entries from the flags, meshes and record counts, the edge
+//! rays' counts from the records) → `scan` of the slots' entry counts → `pair_layout` (each pair's
+//! first entry) → `pair_begin` (one thread per slot) → `trace_standard`, `walk_iterative` and
+//! `edge_step` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
+//! traced with the standard tracer, pair direction × record for pairs traced iteratively, then each
+//! pair's edge rays, Mochi 2024 §3.4) → `flag_entries` + `scan` (prefix sum) → `compact` (dense
+//! vertex and edge records for the next step, and the rays that found contacts, to read back: 16
+//! bytes each) → `pair_end` (record ranges into the pair table). The host checks that the device
+//! laid out the rays it planned, reads back the compacted rays, makes their contacts with the CPU
+//! backend's re-projection from the meshes it keeps (a crossing edge traced again), and reduces them
+//! to manifolds with the same code. It traces the motion rays while the device works.
 
 use std::{
     sync::{
@@ -79,10 +81,10 @@ pub type KernelTimings = Vec<(&'static str, Duration)>;
 /// Where a step's host time went ([`StepMetrics::host_time`] is their sum).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct HostPhases {
-    /// `submit` without the edge and motion rays: each pair's slot and plan, the step's records,
-    /// encoding and the queue writes.
+    /// `submit` without the motion rays: each pair's slot and plan, the step's records, encoding
+    /// and the queue writes.
     pub plan: Duration,
-    /// The edge and motion rays the host traces while the device works.
+    /// The motion rays the host traces while the device works (the edge rays run on the device).
     pub edges: Duration,
     /// `collect` without the waits: the contacts made of the rays read back and reduced.
     pub collect: Duration,
@@ -165,7 +167,7 @@ struct Pending {
     start: Instant,
     /// The host's time in `submit` (see [`StepMetrics::host_time`]).
     submit_host: Duration,
-    /// Of it, the edge and motion rays.
+    /// Of it, the motion rays.
     edges_host: Duration,
     gpu: Option<PendingGpu>,
 }
