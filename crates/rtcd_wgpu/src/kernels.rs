@@ -113,10 +113,11 @@ pub(crate) struct Kernels {
 }
 
 impl Kernels {
-    /// Composes, compiles and links the kernels of a step ([`Kernel::STEP`]). Device errors are
+    /// Composes, compiles and links the kernels of a step ([`Kernel::in_step`]). Device errors are
     /// captured with an error scope.
     pub fn new(device: &wgpu::Device) -> Result<Self, GpuError> {
-        Self::with(device, &Kernel::STEP)
+        let step: Vec<Kernel> = Kernel::ALL.into_iter().filter(|k| k.in_step()).collect();
+        Self::with(device, &step)
     }
 
     /// Composes, compiles and links `kernels`.

@@ -1087,7 +1087,7 @@ impl GpuNarrowPhase {
         });
         let submission = own.take().map(|own| self.queue.submit([own.finish()]));
         let edges_start = Instant::now();
-        self.trace_edges(pairs, &mut jobs, opts.prediction_distance);
+        self.trace_motion(pairs, &mut jobs, opts.prediction_distance);
         let edges_host = edges_start.elapsed();
         Ok(Pending {
             entries: e,
@@ -1114,13 +1114,13 @@ impl GpuNarrowPhase {
     /// The motion rays of the step's pairs (`rtcd::detect::pair_motion_contacts`), on the host, in
     /// parallel, while the device traces the vertex and edge rays: they need only the poses and
     /// the slot's tunnels.
-    fn trace_edges(&mut self, pairs: &[PairInput], jobs: &mut [Job], speculative: f32) {
+    fn trace_motion(&mut self, pairs: &[PairInput], jobs: &mut [Job], speculative: f32) {
         let base = self.params;
         let table = &self.table;
         jobs.par_iter_mut().with_min_len(8).for_each(|job| {
             let p = &pairs[job.input_index];
             let params = base.for_pair(p.mesh1, p.mesh2);
-            let mut guard = table.edges(job.slot);
+            let mut guard = table.motion(job.slot);
             let st = &mut *guard;
             job.approach = pair_motion_contacts(
                 p,

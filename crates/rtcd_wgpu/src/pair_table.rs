@@ -5,7 +5,7 @@
 //! without a round trip.
 //! The slot buffer grows by doubling with a device-side copy, so growth never drops state, and a
 //! persisting pair keeps its slot. The edge rays' records live on the device beside the vertex
-//! records; the motion rays' state ([`HostEdgeState`]) lives on the host.
+//! records; the motion rays' state ([`HostMotionState`]) lives on the host.
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -29,7 +29,7 @@ pub struct SlotMirror {
     /// ([`rtcd::detect::separation_for_reach_from`]).
     pub witness: [u32; 2],
     /// Edge records (the edges kept on the device between steps) and tunnels
-    /// ([`HostEdgeState::tunnels`]) per direction.
+    /// ([`HostMotionState::tunnels`]) per direction.
     pub edge_counts: [u32; 2],
     /// The edge rays of each direction at the pair's next iterative step: the edges at its
     /// prediction records (counted with repeats) and its edge records, as the device lays them
@@ -41,7 +41,7 @@ pub struct SlotMirror {
 
 /// What the motion rays of one slot keep between steps (`rtcd::detect::pair_motion_contacts`).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct HostEdgeState {
+pub struct HostMotionState {
     /// Vertices that tunnelled into the other mesh, per direction (`rtcd::PairState::tunnels`).
     pub tunnels: [Vec<[u32; 2]>; 2],
 }
@@ -62,7 +62,7 @@ pub(crate) struct PairTable {
     free: Vec<u32>,
     mirror: Vec<SlotMirror>,
     /// By slot; each behind its own lock, so that the step's pairs work on theirs in parallel.
-    edges: Vec<Mutex<HostEdgeState>>,
+    motion: Vec<Mutex<HostMotionState>>,
     pub buffer: GrowBuffer<GpuSlot>,
 }
 
@@ -81,7 +81,7 @@ impl PairTable {
             slots: FxHashMap::default(),
             free: (0..capacity).rev().collect(),
             mirror: vec![SlotMirror::default(); capacity as usize],
-            edges: (0..capacity).map(|_| Mutex::default()).collect(),
+            motion: (0..capacity).map(|_| Mutex::default()).collect(),
             buffer: GrowBuffer::new(
                 device,
                 "rtcd:buffer:pair_table",
@@ -113,12 +113,12 @@ impl PairTable {
 
     /// The slot's motion-ray state (each pair of a step has its own slot, so the lock is never
     /// waited on).
-    pub fn edges(&self, slot: u32) -> MutexGuard<'_, HostEdgeState> {
-        self.edges[slot as usize].lock().unwrap_or_else(|e| e.into_inner())
+    pub fn motion(&self, slot: u32) -> MutexGuard<'_, HostMotionState> {
+        self.motion[slot as usize].lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn clear_edges(&mut self, slot: u32) {
-        *self.edges[slot as usize].get_mut().unwrap_or_else(|e| e.into_inner()) = HostEdgeState::default();
+    fn clear_motion(&mut self, slot: u32) {
+        *self.motion[slot as usize].get_mut().unwrap_or_else(|e| e.into_inner()) = HostMotionState::default();
     }
 
     /// Frees every pair not in `present`; returns how many were freed.
@@ -157,7 +157,7 @@ impl PairTable {
                 return Ok(SlotAssignment { slot, new: false });
             }
             *m = SlotMirror { mesh_ids, ..Default::default() };
-            self.clear_edges(slot);
+            self.clear_motion(slot);
             return Ok(SlotAssignment { slot, new: true });
         }
         if self.free.is_empty() {
@@ -165,13 +165,13 @@ impl PairTable {
             let new_cap = old * 2;
             self.buffer.reserve(device, encoder, new_cap as u64, old as u64)?;
             self.mirror.resize(new_cap as usize, SlotMirror::default());
-            self.edges.resize_with(new_cap as usize, Mutex::default);
+            self.motion.resize_with(new_cap as usize, Mutex::default);
             self.free.extend((old..new_cap).rev());
         }
         let slot = self.free.pop().expect("free list refilled above");
         self.slots.insert(key, slot);
         self.mirror[slot as usize] = SlotMirror { mesh_ids, ..Default::default() };
-        self.clear_edges(slot);
+        self.clear_motion(slot);
         Ok(SlotAssignment { slot, new: true })
     }
 }

@@ -83,25 +83,12 @@ impl Kernel {
         Kernel::EdgeRaysBvh,
     ];
 
-    /// The kernels a step runs, compiled when a backend starts; the others
-    /// ([`Kernel::EdgeRaysBrute`], [`Kernel::EdgeRaysBvh`]: `GpuNarrowPhase::edge_crossings`) on
-    /// their first use.
-    pub const STEP: [Kernel; 14] = [
-        Kernel::PairLinks,
-        Kernel::PairAssemble,
-        Kernel::PairLayout,
-        Kernel::PairBegin,
-        Kernel::TraceStandardBrute,
-        Kernel::TraceStandardBvh,
-        Kernel::WalkIterative,
-        Kernel::FlagEntries,
-        Kernel::ScanBlocks,
-        Kernel::AddBlockSums,
-        Kernel::Compact,
-        Kernel::PairEnd,
-        Kernel::EdgeStepBrute,
-        Kernel::EdgeStepBvh,
-    ];
+    /// Whether a step runs the kernel, so that a backend compiles it when it starts; the others
+    /// ([`Kernel::EdgeRaysBrute`], [`Kernel::EdgeRaysBvh`]: `GpuNarrowPhase::edge_crossings`) are
+    /// compiled on their first use.
+    pub fn in_step(self) -> bool {
+        !matches!(self, Kernel::EdgeRaysBrute | Kernel::EdgeRaysBvh)
+    }
 
     /// File name and source.
     pub fn source(self) -> (&'static str, &'static str) {
