@@ -1,5 +1,5 @@
 // The meshes' edges and each vertex's edges, resident beside the geometry (mesh_store.rs), for the
-// edge rays of a step (edge_step.wgsl, pair_assemble.wgsl).
+// edge rays of a step (edge_select.wgsl, edge_step.wgsl, pair_assemble.wgsl).
 #define_import_path rtcd::edge_geometry
 
 #import rtcd::types::MeshRef

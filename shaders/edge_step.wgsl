@@ -1,175 +1,56 @@
-// Kernel, one thread per entry of the flattened ray list; the edge rays' entries (a pair's entries after
-// its vertex rays, pairs.wgsl entry_ref) trace one edge each (Mochi 2024 §3.4, rtcd::edges), the others
-// pass. Mirror of edge_direction in crates/rtcd/src/detect/pair.rs:
-// - a standard step tests each edge of the casting mesh whose box meets the candidate region (the two
-//   meshes' boxes' overlap, grown by the pair's candidate extension, in the casting mesh's frame);
-// - an iterative step tests the edges at the direction's prediction records (last step's vertex
-//   records not in contact), each once: by the lower of its ends that is such a record, and then its
-//   edge records that no such record reaches; an edge with an end in contact is left to that end's
-//   vertex ray.
-// A crossing is written as a contact (the edge in `vertex`, the entry triangle, the depth): the host
+// Kernel, one thread per edge job of the step (edge_select.wgsl chose them; the threads past their
+// count pass): traces the edge's line against the other mesh (Mochi 2024 §3.4, rtcd::edges) and
+// writes the outcome into the edge's entry. Brute force, or the stackless BVH with the TRACER_BVH
+// shader def. As edge_direction in crates/rtcd/src/detect/pair.rs:
+// a crossing is written as a contact (the edge in `vertex`, the entry triangle, the depth): the host
 // traces the edge again to make its contact. An edge that does not cross is kept as a record only
 // (ENTRY_RECORD_ONLY) when prediction is on, it lies within the rays' reach of the other mesh's box,
 // and it is long and sharp (rtcd::RtcdMesh::predicting_edges) or the direction kept no vertex record.
-#import rtcd::types::{EntryHit, Slot, Record, MeshRef, NONE, PAIR_STANDARD, RECORD_PREDICTION, OUTCOME_NONE, OUTCOME_CONTACT, OUTCOME_PREDICTION, RAY_EDGE, ENTRY_RECORD_ONLY, COUNT_EDGE_RAYS, EDGE_CROSSING}
-#import rtcd::math::{transform_point, linear_index, inverse_q, inverse_t, Box, box_transformed}
+#import rtcd::types::{EntryHit, Slot, EdgeJob, OUTCOME_CONTACT, OUTCOME_PREDICTION, RAY_EDGE, ENTRY_RECORD_ONLY, COUNT_EDGE_RAYS, EDGE_CROSSING}
+#import rtcd::math::{transform_point, linear_index, Box}
 #import rtcd::geometry::corner
-#import rtcd::edge_geometry::{edge_of, vertex_edge_range, vertex_edge_list, vertex_degree}
-#import rtcd::pairs::{pairs, params, entry_ref, from_mesh, to_mesh, from_to_q, from_to_t}
+#import rtcd::edge_geometry::edge_of
+#import rtcd::pairs::{pairs, params, from_mesh, to_mesh, from_to_q, from_to_t}
 #import rtcd::edges::edge_crossing
 
 @group(0) @binding(5) var<storage, read> slots: array<Slot>;
-@group(0) @binding(6) var<storage, read> prev_records: array<Record>;
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
 @group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 8>;
-@group(0) @binding(22) var<storage, read> rec_edge_end: array<u32>;
-
-var<workgroup> wg_edges: atomic<u32>;
-
-// The record of vertex v among `count` records from `first` (sorted by vertex), or NONE.
-fn find_record(first: u32, count: u32, v: u32) -> u32 {
-    var lo = first;
-    var hi = first + count;
-    while (lo < hi) {
-        let mid = (lo + hi) / 2u;
-        if (prev_records[mid].vertex < v) {
-            lo = mid + 1u;
-        } else {
-            hi = mid;
-        }
-    }
-    if (lo < first + count && prev_records[lo].vertex == v) {
-        return lo;
-    }
-    return NONE;
-}
-
-fn is_prediction(r: u32) -> bool {
-    return r != NONE && (prev_records[r].triangle & RECORD_PREDICTION) != 0u;
-}
-
-fn is_contact(r: u32) -> bool {
-    return r != NONE && (prev_records[r].triangle & RECORD_PREDICTION) == 0u;
-}
+@group(0) @binding(23) var<storage, read> jobs: array<EdgeJob>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    if (li == 0u) {
-        atomicStore(&wg_edges, 0u);
+    let j = linear_index(wg, nwg, li);
+    if (j >= atomicLoad(&counters[COUNT_EDGE_RAYS]) || j >= arrayLength(&jobs)) {
+        return;
     }
-    workgroupBarrier();
-    let i = linear_index(wg, nwg, li);
-    if (i < params.entry_count) {
-        let e = entry_ref(i);
-        if (e.edge) {
-            let pair = pairs[e.pair];
-            let slot = slots[pair.step.slot];
-            let dir = e.dir;
-            let src = from_mesh(pair, dir);
-            let to = to_mesh(pair, dir);
-            let rec_first = select(slot.rec_offset_b, slot.rec_offset_a, dir == 0u);
-            let rec_count = select(slot.rec_count_b, slot.rec_count_a, dir == 0u);
-            var k = NONE;
-            var ends = vec2<u32>(0u);
-            if ((pair.step.flags & PAIR_STANDARD) != 0u) {
-                k = e.index;
-                ends = edge_of(src, k);
-                // rtcd::detect::candidate_region: the casting mesh's box and the other's brought into
-                // its frame (the inverse of the pair's from-to pose), grown by the extension.
-                var own = Box(pair.statics.box_a_min.xyz, pair.statics.box_a_max.xyz);
-                var other = Box(pair.statics.box_b_min.xyz, pair.statics.box_b_max.xyz);
-                var q = inverse_q(pair.frame.pose21_q);
-                var t = inverse_t(pair.frame.pose21_q, pair.frame.pose21_t);
-                if (dir == 1u) {
-                    own = Box(pair.statics.box_b_min.xyz, pair.statics.box_b_max.xyz);
-                    other = Box(pair.statics.box_a_min.xyz, pair.statics.box_a_max.xyz);
-                    q = pair.frame.pose21_q;
-                    t = pair.frame.pose21_t;
-                }
-                let c = box_transformed(other, q, t);
-                let ext = vec3<f32>(pair.statics.candidate_extension);
-                let lo = max(own.lo, c.lo) - ext;
-                let hi = min(own.hi, c.hi) + ext;
-                let pa = corner(src, ends.x);
-                let pb = corner(src, ends.y);
-                if (any(lo > hi) || !(all(min(pa, pb) <= hi) && all(max(pa, pb) >= lo))) {
-                    k = NONE;
-                }
-            } else {
-                let edge_first = select(slot.edge_offset_b, slot.edge_offset_a, dir == 0u);
-                let edge_count = select(slot.edge_count_b, slot.edge_count_a, dir == 0u);
-                let per_dir = select(pair.step.edges_b, pair.step.edges_a, dir == 0u);
-                let from_records = per_dir - edge_count;
-                let j = e.index;
-                if (j < from_records) {
-                    // The record whose edges hold j: the first whose running sum passes it.
-                    var lo = rec_first;
-                    var hi = rec_first + rec_count - 1u;
-                    while (lo < hi) {
-                        let mid = (lo + hi) / 2u;
-                        if (rec_edge_end[mid] > j) {
-                            hi = mid;
-                        } else {
-                            lo = mid + 1u;
-                        }
-                    }
-                    let v = prev_records[lo].vertex;
-                    let start = rec_edge_end[lo] - vertex_degree(src, v);
-                    k = vertex_edge_list[vertex_edge_range(src, v).x + (j - start)];
-                    ends = edge_of(src, k);
-                    let u = select(ends.x, ends.y, ends.x == v);
-                    // Tested from its lower prediction end.
-                    if (u < v && is_prediction(find_record(rec_first, rec_count, u))) {
-                        k = NONE;
-                    }
-                } else {
-                    k = prev_records[edge_first + (j - from_records)].vertex;
-                    ends = edge_of(src, k);
-                    // Reached from a prediction record already.
-                    if (is_prediction(find_record(rec_first, rec_count, ends.x))
-                        || is_prediction(find_record(rec_first, rec_count, ends.y))) {
-                        k = NONE;
-                    }
-                }
-                if (k != NONE && (is_contact(find_record(rec_first, rec_count, ends.x))
-                    || is_contact(find_record(rec_first, rec_count, ends.y)))) {
-                    k = NONE;
-                }
-            }
-            var out = EntryHit(NONE, 0.0, OUTCOME_NONE | (RAY_EDGE << 2u) | (dir << 4u), NONE);
-            if (k != NONE) {
-                atomicAdd(&wg_edges, 1u);
-                let q = from_to_q(pair, dir);
-                let t = from_to_t(pair, dir);
-                let c = edge_crossing(src, to, q, t, ends.x, ends.y);
-                if (c.kind == EDGE_CROSSING) {
-                    out = EntryHit(c.triangle, c.depth, OUTCOME_CONTACT | (RAY_EDGE << 2u) | (dir << 4u), k);
-                } else {
-                    // Near: the edge's box (in the other mesh's frame) meets the other mesh's box grown by
-                    // the rays' reach (rtcd::detect::ray_reach).
-                    var to_box = Box(pair.statics.box_b_min.xyz, pair.statics.box_b_max.xyz);
-                    if (dir == 1u) {
-                        to_box = Box(pair.statics.box_a_min.xyz, pair.statics.box_a_max.xyz);
-                    }
-                    let reach = vec3<f32>(select(0.0, pair.statics.culling_dist, params.prediction != 0u));
-                    let p0 = transform_point(q, t, corner(src, ends.x));
-                    let p1 = transform_point(q, t, corner(src, ends.y));
-                    let near = all(min(p0, p1) <= to_box.hi + reach) && all(max(p0, p1) >= to_box.lo - reach);
-                    if (params.prediction != 0u && (rec_count == 0u || k < src.strong_edges) && near) {
-                        out = EntryHit(0u, 0.0, OUTCOME_PREDICTION | ENTRY_RECORD_ONLY | (RAY_EDGE << 2u) | (dir << 4u), k);
-                    } else {
-                        out = EntryHit(NONE, 0.0, OUTCOME_NONE | (RAY_EDGE << 2u) | (dir << 4u), k);
-                    }
-                }
-            }
-            entries[i] = out;
-        }
+    let job = jobs[j];
+    let pair = pairs[job.pair];
+    let dir = job.dir;
+    let src = from_mesh(pair, dir);
+    let to = to_mesh(pair, dir);
+    let k = job.edge;
+    let ends = edge_of(src, k);
+    let q = from_to_q(pair, dir);
+    let t = from_to_t(pair, dir);
+    let c = edge_crossing(src, to, q, t, ends.x, ends.y);
+    if (c.kind == EDGE_CROSSING) {
+        entries[job.entry] = EntryHit(c.triangle, c.depth, OUTCOME_CONTACT | (RAY_EDGE << 2u) | (dir << 4u), k);
+        return;
     }
-    workgroupBarrier();
-    if (li == 0u) {
-        let n = atomicLoad(&wg_edges);
-        if (n > 0u) {
-            atomicAdd(&counters[COUNT_EDGE_RAYS], n);
-        }
+    // Near: the edge's box (in the other mesh's frame) meets the other mesh's box grown by the rays'
+    // reach (rtcd::detect::ray_reach).
+    var to_box = Box(pair.statics.box_b_min.xyz, pair.statics.box_b_max.xyz);
+    if (dir == 1u) {
+        to_box = Box(pair.statics.box_a_min.xyz, pair.statics.box_a_max.xyz);
+    }
+    let reach = vec3<f32>(select(0.0, pair.statics.culling_dist, params.prediction != 0u));
+    let p0 = transform_point(q, t, corner(src, ends.x));
+    let p1 = transform_point(q, t, corner(src, ends.y));
+    let near = all(min(p0, p1) <= to_box.hi + reach) && all(max(p0, p1) >= to_box.lo - reach);
+    let slot = slots[pair.step.slot];
+    let rec_count = select(slot.rec_count_b, slot.rec_count_a, dir == 0u);
+    if (params.prediction != 0u && (rec_count == 0u || k < src.strong_edges) && near) {
+        entries[job.entry] = EntryHit(0u, 0.0, OUTCOME_PREDICTION | ENTRY_RECORD_ONLY | (RAY_EDGE << 2u) | (dir << 4u), k);
     }
 }

@@ -12,7 +12,7 @@ struct EntryRef {
     // 0: shape 1's vertices (or edges) against shape 2; 1: the reverse.
     dir: u32,
     // Vertex (standard pair) or record (iterative pair) index within the direction; for an edge ray,
-    // its index among the direction's edge rays (edge_step.wgsl).
+    // its index among the direction's edge rays (edge_select.wgsl).
     index: u32,
     // An edge ray: a pair's entries are its vertex rays (direction 0, then 1), then its edge rays.
     edge: bool,

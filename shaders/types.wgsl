@@ -293,6 +293,15 @@ const EDGE_APART: u32 = 0u;
 const EDGE_TOUCHING: u32 = 1u;
 const EDGE_CROSSING: u32 = 2u;
 
+// An edge ray of the step to trace (edge_select.wgsl, edge_step.wgsl): its entry, the edge in the
+// casting mesh, the pair and direction.
+struct EdgeJob {
+    entry: u32,
+    edge: u32,
+    pair: u32,
+    dir: u32,
+}
+
 // One edge ray (Mochi 2024 §3.4): the edge of `from` between its vertices a and b, against `to`;
 // (q, t) maps `from`'s frame into `to`'s.
 struct EdgeTask {

@@ -69,6 +69,8 @@ pub struct HostCostStep {
     pub host_phases_ms: [f64; 3],
     /// Its kernels' time (timestamp queries; ms).
     pub kernel_ms: Option<f64>,
+    /// Each kernel's time (timestamp queries; ms), summed over its passes, in submission order.
+    pub kernels: Vec<(&'static str, f64)>,
     /// Bytes it uploaded.
     pub upload: u64,
     /// Bytes it read back.
@@ -243,6 +245,14 @@ pub fn run(
             }
         }
         let Some((out, gpu_ms)) = gpu_out else { unreachable!("the GPU runs on one of the two turns") };
+        let mut kernels: Vec<(&'static str, f64)> = Vec::new();
+        for &(label, d) in gpu.last_kernel_timings() {
+            let ms = d.as_secs_f64() * 1e3;
+            match kernels.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, sum)) => *sum += ms,
+                None => kernels.push((label, ms)),
+            }
+        }
         let mut points = 0;
         for (o, p) in out.pairs.iter().zip(&pairs) {
             let params = base.for_pair(p.mesh1, p.mesh2);
@@ -264,6 +274,7 @@ pub fn run(
             wait_ms: ms(m.device_wait).unwrap_or(f64::NAN),
             host_phases_ms: phases,
             kernel_ms: ms(m.gpu_time),
+            kernels,
             upload: m.upload_bytes,
             readback: m.readback_bytes,
             cpu_ms,
@@ -307,6 +318,31 @@ impl HostCost {
             new_pairs: m(&|s| Some(s.new_pairs as f64)),
             manifold_points: m(&|s| Some(s.manifold_points as f64)),
         }
+    }
+
+    /// Each kernel's median time a step (ms) over the steps that ran it, and how many did, in the order
+    /// kernels first ran.
+    pub fn kernel_medians(&self) -> Vec<(&'static str, f64, usize)> {
+        let mut labels: Vec<&'static str> = Vec::new();
+        for s in &self.steps {
+            for (l, _) in &s.kernels {
+                if !labels.contains(l) {
+                    labels.push(l);
+                }
+            }
+        }
+        labels
+            .into_iter()
+            .filter_map(|l| {
+                let times: Vec<f64> = self
+                    .steps
+                    .iter()
+                    .filter_map(|s| s.kernels.iter().find(|(k, _)| *k == l).map(|k| k.1))
+                    .collect();
+                let n = times.len();
+                median(times).map(|m| (l, m, n))
+            })
+            .collect()
     }
 
     /// The GPU backend's host time over the CPU backend's narrow phase (medians).
@@ -447,6 +483,14 @@ impl HostCost {
             f(m.new_pairs, 0),
             f(m.manifold_points, 0)
         );
+        let kernels = self.kernel_medians();
+        if !kernels.is_empty() {
+            let _ =
+                writeln!(t, "  kernels (timestamp queries; median ms a step over the steps that ran each):");
+            for (l, ms, n) in &kernels {
+                let _ = writeln!(t, "    {:<28} {ms:>8.3}   {n} steps", l.trim_start_matches("rtcd:kernel:"));
+            }
+        }
         if let Some(e) = &self.edge_rays {
             let _ = writeln!(
                 t,
@@ -495,6 +539,11 @@ impl HostCost {
                 "manifold_points": m.manifold_points,
             },
             "gpu_host_over_cpu_narrow": self.host_ratio(),
+            "gpu_kernels_ms": self.kernel_medians().iter().map(|(l, ms, n)| json!({
+                "kernel": l.trim_start_matches("rtcd:kernel:"),
+                "median_ms": ms,
+                "steps": n,
+            })).collect::<Vec<_>>(),
             "edge_rays": self.edge_rays.as_ref().map(|e| json!({
                 "step": e.step,
                 "rays": e.rays,

@@ -295,6 +295,21 @@ pub struct GpuContactOut {
     pub t: f32,
 }
 
+/// `EdgeJob`: an edge ray of a step to trace (`edge_select.wgsl` appends it, `edge_step.wgsl`
+/// traces it), written and read on the device only.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuEdgeJob {
+    /// Its entry in the step's ray list.
+    pub entry: u32,
+    /// The edge, of the casting mesh.
+    pub edge: u32,
+    /// The pair (its slot in the step's pair list).
+    pub pair: u32,
+    /// The direction: 0 for the first mesh's edges against the second, 1 for the reverse.
+    pub dir: u32,
+}
+
 /// `EdgeTask`: one edge ray (Mochi 2024 §3.4), the edge of `from_mesh` between its vertices `a`
 /// and `b` against `to_mesh`; `q`, `t` map `from_mesh`'s frame into `to_mesh`'s
 /// ([`rtcd::detect::edge_crossing`]'s arguments).

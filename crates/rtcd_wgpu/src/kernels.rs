@@ -62,10 +62,8 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (11, ReadWrite),
         ],
         Kernel::PairEnd => &[(3, Read), (4, Uniform), (5, ReadWrite), (9, Read)],
-        Kernel::EdgeStepBrute | Kernel::EdgeStepBvh => &[
+        Kernel::EdgeSelect => &[
             (0, Read),
-            (1, Read),
-            (2, Read),
             (3, Read),
             (4, Uniform),
             (5, Read),
@@ -76,6 +74,19 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (20, Read),
             (21, Read),
             (22, Read),
+            (23, ReadWrite),
+        ],
+        Kernel::EdgeStepBrute | Kernel::EdgeStepBvh => &[
+            (0, Read),
+            (1, Read),
+            (2, Read),
+            (3, Read),
+            (4, Uniform),
+            (5, Read),
+            (7, ReadWrite),
+            (8, ReadWrite),
+            (19, Read),
+            (23, Read),
         ],
         Kernel::EdgeRaysBrute | Kernel::EdgeRaysBvh => {
             &[(0, Read), (1, Read), (2, Read), (17, Read), (18, ReadWrite)]

@@ -11,9 +11,10 @@
 //! pose, the vertex candidate regions, the entries from the flags, meshes and record counts, the edge
 //! rays' counts from the records) → `scan` of the slots' entry counts → `pair_layout` (each pair's
 //! first entry) → `pair_begin` (one thread per slot) → `trace_standard`, `walk_iterative` and
-//! `edge_step` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
+//! `edge_select` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
 //! traced with the standard tracer, pair direction × record for pairs traced iteratively, then each
-//! pair's edge rays, Mochi 2024 §3.4) → `flag_entries` + `scan` (prefix sum) → `compact` (dense
+//! pair's edge rays, Mochi 2024 §3.4; `edge_select` gathers the edges to trace) → `edge_step` (one
+//! thread per gathered edge) → `flag_entries` + `scan` (prefix sum) → `compact` (dense
 //! vertex and edge records for the next step, and the rays that found contacts, to read back: 16
 //! bytes each) → `pair_end` (record ranges into the pair table). The host checks that the device
 //! laid out the rays it planned, reads back the compacted rays, makes their contacts with the CPU
@@ -124,8 +125,10 @@ struct StepBuffers {
     params: wgpu::Buffer,
     records: [GrowBuffer<GpuRecord>; 2],
     /// Each of last step's records' running sum of the edges at its direction's prediction records
-    /// (`pair_assemble.wgsl`), which lays the edge rays out (`edge_step.wgsl`).
+    /// (`pair_assemble.wgsl`), which lays the edge rays out (`edge_select.wgsl`).
     rec_edge_end: GrowBuffer<u32>,
+    /// The step's edge rays to trace (`edge_select.wgsl`), at most one per edge entry.
+    edge_jobs: GrowBuffer<GpuEdgeJob>,
     entries: GrowBuffer<GpuEntryHit>,
     counters: wgpu::Buffer,
     scan: GrowBuffer<u32>,
@@ -153,8 +156,6 @@ struct Job {
     approach: Vec3,
     /// The slot's tunnels per direction after the motion rays, for its mirror.
     tunnel_counts: [u32; 2],
-    /// Its edge rays per direction (laid out on the device after its vertex rays).
-    edges: [u32; 2],
 }
 
 struct Pending {
@@ -292,6 +293,7 @@ impl GpuNarrowPhase {
                 GrowBuffer::new(device, "rtcd:buffer:records_b", usage, 4096),
             ],
             rec_edge_end: GrowBuffer::new(device, "rtcd:buffer:rec_edge_end", usage, 4096),
+            edge_jobs: GrowBuffer::new(device, "rtcd:buffer:edge_jobs", usage, 1024),
             entries: GrowBuffer::new(device, "rtcd:buffer:entries", usage, 4096),
             counters: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("rtcd:buffer:counters"),
@@ -764,6 +766,7 @@ impl GpuNarrowPhase {
         let mut link_changes = Vec::new();
         let mut jobs = Vec::with_capacity(valid.len());
         let mut entries = 0u64;
+        let mut edge_entries = 0u64;
         for (s, plan) in slotted.iter().zip(plans) {
             let p = &pairs[s.input_index];
             let a = s.a;
@@ -800,9 +803,9 @@ impl GpuNarrowPhase {
                 motion_contacts: Vec::new(),
                 approach: Vec3::ZERO,
                 tunnel_counts: [0, 0],
-                edges: plan.edges,
             });
             entries += e0 as u64 + e1 as u64 + x0 as u64 + x1 as u64;
+            edge_entries += x0 as u64 + x1 as u64;
             if entries >= u32::MAX as u64 / 2 {
                 return Err(BackendError::Device(format!(
                     "a step of {entries} rays is too large for one dispatch"
@@ -852,6 +855,7 @@ impl GpuNarrowPhase {
         b.entries.reserve(&dev, &mut *encoder, e as u64, 0).map_err(too_large)?;
         let last_records = b.records[self.cur].capacity();
         b.rec_edge_end.reserve(&dev, &mut *encoder, last_records, 0).map_err(too_large)?;
+        b.edge_jobs.reserve(&dev, &mut *encoder, edge_entries, 0).map_err(too_large)?;
         // Outputs (next records, contacts) are sized from the last step's count; `finish` grows them
         // and compacts again in the rare step that finds more.
         let out_estimate = (e as u64).min((2 * self.last_total).max(65_536));
@@ -959,7 +963,7 @@ impl GpuNarrowPhase {
         }
         let any_standard = jobs.iter().any(|j| j.standard);
         let any_iterative = jobs.iter().any(|j| !j.standard);
-        let any_edges = jobs.iter().any(|j| j.edges != [0, 0]);
+        let any_edges = edge_entries > 0;
         if e > 0 && any_standard {
             let kernel = match base.tracer {
                 TracerKind::BruteForce => Kernel::TraceStandardBrute,
@@ -998,6 +1002,26 @@ impl GpuNarrowPhase {
             pass(&mut *encoder, pipe, &bg, grid(e));
         }
         if e > 0 && any_edges {
+            // The edge rays to trace, gathered so that the tracing threads are dense.
+            let pipe = k.get(Kernel::EdgeSelect);
+            let bg = pipe.bind_group(
+                &dev,
+                &[
+                    (0, m.vertices.binding()),
+                    (3, pairs_b.clone()),
+                    (4, params_b.clone()),
+                    (5, slots.as_entire_binding()),
+                    (6, b.records[self.cur].binding()),
+                    (7, b.entries.binding()),
+                    (8, b.counters.as_entire_binding()),
+                    (19, m.edges.binding()),
+                    (20, m.vertex_edge_offsets.binding()),
+                    (21, m.vertex_edge_list.binding()),
+                    (22, b.rec_edge_end.binding()),
+                    (23, b.edge_jobs.binding()),
+                ],
+            );
+            pass(&mut *encoder, pipe, &bg, grid(e));
             let kernel = match base.tracer {
                 TracerKind::BruteForce => Kernel::EdgeStepBrute,
                 TracerKind::Bvh => Kernel::EdgeStepBvh,
@@ -1012,16 +1036,13 @@ impl GpuNarrowPhase {
                     (3, pairs_b.clone()),
                     (4, params_b.clone()),
                     (5, slots.as_entire_binding()),
-                    (6, b.records[self.cur].binding()),
                     (7, b.entries.binding()),
                     (8, b.counters.as_entire_binding()),
                     (19, m.edges.binding()),
-                    (20, m.vertex_edge_offsets.binding()),
-                    (21, m.vertex_edge_list.binding()),
-                    (22, b.rec_edge_end.binding()),
+                    (23, b.edge_jobs.binding()),
                 ],
             );
-            pass(&mut *encoder, pipe, &bg, grid(e));
+            pass(&mut *encoder, pipe, &bg, grid(edge_entries as u32));
         }
         {
             let pipe = k.get(Kernel::FlagEntries);

@@ -52,7 +52,9 @@ pub enum Kernel {
     Compact,
     /// `pair_end.wgsl`: record ranges into the slots.
     PairEnd,
-    /// `edge_step.wgsl` with the brute-force tracer: the step's edge rays.
+    /// `edge_select.wgsl`: the step's edge rays to trace, appended to its edge jobs.
+    EdgeSelect,
+    /// `edge_step.wgsl` with the brute-force tracer: the step's edge jobs traced.
     EdgeStepBrute,
     /// `edge_step.wgsl` with the BVH tracer (`TRACER_BVH`).
     EdgeStepBvh,
@@ -64,7 +66,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 16] = [
+    pub const ALL: [Kernel; 17] = [
         Kernel::PairLinks,
         Kernel::PairAssemble,
         Kernel::PairLayout,
@@ -77,6 +79,7 @@ impl Kernel {
         Kernel::AddBlockSums,
         Kernel::Compact,
         Kernel::PairEnd,
+        Kernel::EdgeSelect,
         Kernel::EdgeStepBrute,
         Kernel::EdgeStepBvh,
         Kernel::EdgeRaysBrute,
@@ -111,6 +114,7 @@ impl Kernel {
             }
             Kernel::Compact => ("compact.wgsl", include_str!("../../../shaders/compact.wgsl")),
             Kernel::PairEnd => ("pair_end.wgsl", include_str!("../../../shaders/pair_end.wgsl")),
+            Kernel::EdgeSelect => ("edge_select.wgsl", include_str!("../../../shaders/edge_select.wgsl")),
             Kernel::EdgeStepBrute | Kernel::EdgeStepBvh => {
                 ("edge_step.wgsl", include_str!("../../../shaders/edge_step.wgsl"))
             }
@@ -152,6 +156,7 @@ impl Kernel {
             Kernel::AddBlockSums => "rtcd:kernel:add_block_sums",
             Kernel::Compact => "rtcd:kernel:compact",
             Kernel::PairEnd => "rtcd:kernel:pair_end",
+            Kernel::EdgeSelect => "rtcd:kernel:edge_select",
             Kernel::EdgeStepBrute => "rtcd:kernel:edge_step_brute",
             Kernel::EdgeStepBvh => "rtcd:kernel:edge_step_bvh",
             Kernel::EdgeRaysBrute => "rtcd:kernel:edge_rays_brute",
