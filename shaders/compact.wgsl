@@ -4,7 +4,10 @@
 // contacts, not rays. A prediction whose re-projected distance (2014 §3.2, rtcd::contact::ray_depth)
 // is surely beyond the step's prediction distance is marked ENTRY_RECORD_ONLY: the host keeps its
 // record and makes no contact of it (it would drop the contact), so it does not re-project it.
-#import rtcd::types::{EntryHit, Record, ContactOut, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, CONTACT_KIND_BITS, ENTRY_RECORD_ONLY}
+// Each record also gets the edges its next step's edge rays test from it (Mochi 2024 §3.4): the
+// casting vertex's edges for a vertex ray's prediction, else 0 (rec_edges, scanned by the next step).
+#import rtcd::types::{EntryHit, Record, ContactOut, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, CONTACT_KIND_BITS, ENTRY_RECORD_ONLY, RAY_EDGE}
+#import rtcd::edge_geometry::vertex_degree
 #import rtcd::math::{linear_index, quat_rotate}
 #import rtcd::geometry::{vertex_of, triangle_of}
 #import rtcd::pairs::{pairs, params, find_pair, from_mesh, to_mesh, from_to_q}
@@ -13,6 +16,7 @@
 @group(0) @binding(9) var<storage, read> offsets: array<u32>;
 @group(0) @binding(10) var<storage, read_write> next_records: array<Record>;
 @group(0) @binding(11) var<storage, read_write> contacts: array<ContactOut>;
+@group(0) @binding(22) var<storage, read_write> rec_edges: array<u32>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
@@ -28,13 +32,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let o = offsets[i];
     // The outputs are sized from an estimate; past it, nothing is written and the host grows the
     // buffers and runs this pass again (the scan and the entries are still valid).
-    if (o >= arrayLength(&next_records) || o >= arrayLength(&contacts)) {
+    if (o >= arrayLength(&next_records) || o >= arrayLength(&contacts) || o >= arrayLength(&rec_edges)) {
         return;
     }
     let prediction = outcome == OUTCOME_PREDICTION;
     next_records[o] = Record(hit.vertex, hit.triangle | select(0u, RECORD_PREDICTION, prediction));
     var kind = hit.kind & ((1u << CONTACT_KIND_BITS) - 1u);
     let p = find_pair(i);
+    var edges = 0u;
+    if (prediction && ((kind >> 2u) & 3u) != RAY_EDGE) {
+        edges = vertex_degree(from_mesh(pairs[p], (kind >> 4u) & 1u), hit.vertex);
+    }
+    rec_edges[o] = edges;
     if (prediction && (kind & ENTRY_RECORD_ONLY) == 0u) {
         // The host's depth: |t| (dir · n) with re-projection, against a box or without it |t|;
         // "surely beyond" leaves room for the two sides' rounding.

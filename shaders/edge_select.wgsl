@@ -13,14 +13,15 @@
 #import rtcd::types::{EntryHit, Slot, Record, EdgeJob, NONE, PAIR_STANDARD, RECORD_PREDICTION, OUTCOME_NONE, RAY_EDGE, COUNT_EDGE_RAYS}
 #import rtcd::math::{linear_index, inverse_q, inverse_t, Box, box_transformed}
 #import rtcd::geometry::corner
-#import rtcd::edge_geometry::{edge_of, vertex_edge_range, vertex_edge_list, vertex_degree}
+#import rtcd::edge_geometry::{edge_of, vertex_edge_range, vertex_edge_list}
 #import rtcd::pairs::{pairs, params, entry_ref, from_mesh}
 
 @group(0) @binding(5) var<storage, read> slots: array<Slot>;
 @group(0) @binding(6) var<storage, read> prev_records: array<Record>;
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
 @group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 8>;
-@group(0) @binding(22) var<storage, read> rec_edge_end: array<u32>;
+// Last step's records' edges at prediction records, scanned (exclusive; pair_assemble.wgsl).
+@group(0) @binding(22) var<storage, read> rec_edges: array<u32>;
 @group(0) @binding(23) var<storage, read_write> jobs: array<EdgeJob>;
 
 // The record of vertex v among `count` records from `first` (sorted by vertex), or NONE.
@@ -94,19 +95,21 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                 let from_records = per_dir - edge_count;
                 let j = e.index;
                 if (j < from_records) {
-                    // The record whose edges hold j: the first whose running sum passes it.
+                    // The record whose edges hold j: the first whose running sum (inclusive, from the
+                    // direction's first record) passes it.
+                    let base = rec_edges[rec_first];
                     var lo = rec_first;
                     var hi = rec_first + rec_count - 1u;
                     while (lo < hi) {
                         let mid = (lo + hi) / 2u;
-                        if (rec_edge_end[mid] > j) {
+                        if (rec_edges[mid + 1u] - base > j) {
                             hi = mid;
                         } else {
                             lo = mid + 1u;
                         }
                     }
                     let v = prev_records[lo].vertex;
-                    let start = rec_edge_end[lo] - vertex_degree(src, v);
+                    let start = rec_edges[lo] - base;
                     k = vertex_edge_list[vertex_edge_range(src, v).x + (j - start)];
                     ends = edge_of(src, k);
                     let u = select(ends.x, ends.y, ends.x == v);

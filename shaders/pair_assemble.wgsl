@@ -8,13 +8,13 @@
 // count for the scan that lays the pairs out (the extra last element is 0, so the scan ends with the
 // total). A slot whose pair is not in the step gets no entries.
 //
-// After the vertex rays come the pair's edge rays (Mochi 2024 §3.4, edge_step.wgsl), per direction: a
-// standard step's are every edge of the casting mesh (the thread tests the candidate region); an
+// After the vertex rays come the pair's edge rays (Mochi 2024 §3.4, edge_select.wgsl), per direction:
+// a standard step's are every edge of the casting mesh (the thread tests the candidate region); an
 // iterative step's are the edges at its vertex records that are predictions (not in contact), then its
-// edge records. Each record's running sum of those edges (rec_edge_end, inclusive) lets an edge entry
-// find its record.
-#import rtcd::types::{Pair, PairFrame, PairStep, PairStatic, PairLink, Body, Slot, Params, Record, MeshRef, PAIR_NEW, PAIR_STANDARD, PAIR_PRESENT, PAIR_SEPARATED, PAIR_FLAG_BITS, RECORD_PREDICTION}
-#import rtcd::edge_geometry::vertex_degree
+// edge records. compact.wgsl wrote each record's edges at prediction records (0 for the others), and
+// their exclusive scan over all records (rec_edges) gives a direction's sum as a difference, with no
+// loop over its records.
+#import rtcd::types::{Pair, PairFrame, PairStep, PairStatic, PairLink, Body, Slot, Params, PAIR_STANDARD, PAIR_PRESENT, PAIR_SEPARATED, PAIR_FLAG_BITS}
 #import rtcd::math::{linear_index, inverse_q, inverse_t, quat_mul, quat_rotate, Box, box_transformed}
 
 @group(0) @binding(3) var<storage, read_write> pairs: array<Pair>;
@@ -25,21 +25,11 @@
 @group(0) @binding(13) var<storage, read> bodies: array<Body>;
 @group(0) @binding(14) var<storage, read> links: array<PairLink>;
 @group(0) @binding(15) var<storage, read> kinds: array<PairStatic>;
-@group(0) @binding(6) var<storage, read> prev_records: array<Record>;
-@group(0) @binding(22) var<storage, read_write> rec_edge_end: array<u32>;
+@group(0) @binding(22) var<storage, read> rec_edges: array<u32>;
 
-// The edges at a direction's prediction records (its vertex records `count` from `first`, of mesh
-// `m`'s vertices), with each record's running sum.
-fn record_edges(first: u32, count: u32, m: MeshRef) -> u32 {
-    var sum = 0u;
-    for (var r = first; r < first + count; r++) {
-        let rec = prev_records[r];
-        if ((rec.triangle & RECORD_PREDICTION) != 0u) {
-            sum += vertex_degree(m, rec.vertex);
-        }
-        rec_edge_end[r] = sum;
-    }
-    return sum;
+// The edges at the prediction records among `count` records from `first`.
+fn record_edges(first: u32, count: u32) -> u32 {
+    return rec_edges[first + count] - rec_edges[first];
 }
 
 // The candidate region of the vertices of a mesh whose box is `own` (its frame): the overlap with
@@ -92,8 +82,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
                 step.edges_b = st.mesh_b.edge_count;
             } else {
                 let slot = slots[p];
-                step.edges_a = record_edges(slot.rec_offset_a, slot.rec_count_a, st.mesh_a) + slot.edge_count_a;
-                step.edges_b = record_edges(slot.rec_offset_b, slot.rec_count_b, st.mesh_b) + slot.edge_count_b;
+                step.edges_a = record_edges(slot.rec_offset_a, slot.rec_count_a) + slot.edge_count_a;
+                step.edges_b = record_edges(slot.rec_offset_b, slot.rec_count_b) + slot.edge_count_b;
             }
         }
     }

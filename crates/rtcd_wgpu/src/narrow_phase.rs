@@ -124,9 +124,12 @@ struct StepBuffers {
     pair_scan_levels: ScanBuffers,
     params: wgpu::Buffer,
     records: [GrowBuffer<GpuRecord>; 2],
-    /// Each of last step's records' running sum of the edges at its direction's prediction records
-    /// (`pair_assemble.wgsl`), which lays the edge rays out (`edge_select.wgsl`).
-    rec_edge_end: GrowBuffer<u32>,
+    /// Each record's edges at a prediction record (`compact.wgsl`), then, scanned at the start of
+    /// the next step, where each record's edges begin among its direction's: how `pair_assemble.wgsl`
+    /// counts a slot's edge rays and `edge_select.wgsl` finds an edge ray's record. As large as the
+    /// records, one element more.
+    rec_edges: GrowBuffer<u32>,
+    rec_scan_levels: ScanBuffers,
     /// The step's edge rays to trace (`edge_select.wgsl`), at most one per edge entry.
     edge_jobs: GrowBuffer<GpuEdgeJob>,
     entries: GrowBuffer<GpuEntryHit>,
@@ -292,7 +295,8 @@ impl GpuNarrowPhase {
                 GrowBuffer::new(device, "rtcd:buffer:records_a", usage, 4096),
                 GrowBuffer::new(device, "rtcd:buffer:records_b", usage, 4096),
             ],
-            rec_edge_end: GrowBuffer::new(device, "rtcd:buffer:rec_edge_end", usage, 4096),
+            rec_edges: GrowBuffer::new(device, "rtcd:buffer:rec_edges", usage, 4097),
+            rec_scan_levels: ScanBuffers::new(device),
             edge_jobs: GrowBuffer::new(device, "rtcd:buffer:edge_jobs", usage, 1024),
             entries: GrowBuffer::new(device, "rtcd:buffer:entries", usage, 4096),
             counters: device.create_buffer(&wgpu::BufferDescriptor {
@@ -610,7 +614,7 @@ impl GpuNarrowPhase {
     /// Whether `total` contacts fit the outputs and the first read of `estimate` contacts.
     fn fits_first_read(&self, total: u64, estimate: u64) -> bool {
         let next = 1 - self.cur;
-        let overflow = total > self.bufs.contacts.capacity().min(self.bufs.records[next].capacity());
+        let overflow = total > self.out_capacity(next);
         !overflow && total <= estimate
     }
 
@@ -652,13 +656,14 @@ impl GpuNarrowPhase {
         entries: u32,
     ) -> Result<(), BackendError> {
         let next = 1 - self.cur;
-        if total <= self.bufs.contacts.capacity().min(self.bufs.records[next].capacity()) {
+        if total <= self.out_capacity(next) {
             return Ok(());
         }
         let dev = self.device.clone();
         let too_large = |e: GpuError| BackendError::Device(e.to_string());
         self.bufs.records[next].reserve(&dev, encoder, total, 0).map_err(too_large)?;
         self.bufs.contacts.reserve(&dev, encoder, total, 0).map_err(too_large)?;
+        self.bufs.rec_edges.reserve(&dev, encoder, total + 1, 0).map_err(too_large)?;
         encode_compact(
             &dev,
             &self.kernels,
@@ -670,6 +675,12 @@ impl GpuNarrowPhase {
             &mut untimed_pass,
         );
         Ok(())
+    }
+
+    /// How many records and contacts the compaction into `records[next]` can write.
+    fn out_capacity(&self, next: usize) -> u64 {
+        let b = &self.bufs;
+        b.contacts.capacity().min(b.records[next].capacity()).min(b.rec_edges.capacity())
     }
 
     /// `submit` then `collect`.
@@ -853,13 +864,20 @@ impl GpuNarrowPhase {
         b.bodies.reserve(&dev, &mut *encoder, self.bodies.poses().len() as u64, 0).map_err(too_large)?;
         b.pair_scan.reserve(&dev, &mut *encoder, p_count as u64 + 1, 0).map_err(too_large)?;
         b.entries.reserve(&dev, &mut *encoder, e as u64, 0).map_err(too_large)?;
-        let last_records = b.records[self.cur].capacity();
-        b.rec_edge_end.reserve(&dev, &mut *encoder, last_records, 0).map_err(too_large)?;
         b.edge_jobs.reserve(&dev, &mut *encoder, edge_entries, 0).map_err(too_large)?;
         // Outputs (next records, contacts) are sized from the last step's count; `finish` grows them
         // and compacts again in the rare step that finds more.
         let out_estimate = (e as u64).min((2 * self.last_total).max(65_536));
         b.records[next].reserve(&dev, &mut *encoder, out_estimate, 0).map_err(too_large)?;
+        // Last step's records' edges are kept (scanned below); this step's compaction writes the
+        // next records'.
+        let last_records = self.last_total.min(b.records[self.cur].capacity());
+        b.rec_edges
+            .reserve(&dev, &mut *encoder, (last_records + 1).max(out_estimate), last_records)
+            .map_err(too_large)?;
+        let rec_levels = scan::levels(last_records as u32 + 1).map_err(too_large)?;
+        upload +=
+            b.rec_scan_levels.prepare(&dev, &self.queue, &mut *encoder, &rec_levels).map_err(too_large)?;
         b.scan.reserve(&dev, &mut *encoder, e as u64 + 1, 0).map_err(too_large)?;
         b.contacts.reserve(&dev, &mut *encoder, out_estimate, 0).map_err(too_large)?;
         // Scan levels: e + 1 elements (the last is 0, so the scan ends with the total).
@@ -923,6 +941,9 @@ impl GpuNarrowPhase {
             );
             pass(&mut *encoder, pipe, &bg, grid(link_changes.len() as u32));
         }
+        // Where each of last step's records' edges begin (an exclusive scan), for the slots' edge
+        // rays' counts and the edge rays' records.
+        b.rec_scan_levels.encode(&dev, k, &mut *encoder, b.rec_edges.buffer(), &rec_levels, &mut pass);
         {
             let pipe = k.get(Kernel::PairAssemble);
             let bg = pipe.bind_group(
@@ -931,16 +952,12 @@ impl GpuNarrowPhase {
                     (3, pairs_b.clone()),
                     (4, params_b.clone()),
                     (5, slots.as_entire_binding()),
-                    (6, b.records[self.cur].binding()),
                     (9, b.pair_scan.binding()),
                     (12, b.slot_flags.binding()),
                     (13, b.bodies.binding()),
                     (14, b.links.binding()),
                     (15, b.kinds.binding()),
-                    (19, m.edges.binding()),
-                    (20, m.vertex_edge_offsets.binding()),
-                    (21, m.vertex_edge_list.binding()),
-                    (22, b.rec_edge_end.binding()),
+                    (22, b.rec_edges.binding()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(p_count + 1));
@@ -1017,7 +1034,7 @@ impl GpuNarrowPhase {
                     (19, m.edges.binding()),
                     (20, m.vertex_edge_offsets.binding()),
                     (21, m.vertex_edge_list.binding()),
-                    (22, b.rec_edge_end.binding()),
+                    (22, b.rec_edges.binding()),
                     (23, b.edge_jobs.binding()),
                 ],
             );
@@ -1231,7 +1248,7 @@ impl GpuNarrowPhase {
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
         let next = 1 - self.cur;
-        let overflow = total > self.bufs.contacts.capacity().min(self.bufs.records[next].capacity());
+        let overflow = total > self.out_capacity(next);
         let in_staging = !overflow && total <= gpu.estimate;
         let mut contacts: Vec<GpuContactOut> = Vec::new();
         if in_staging && total > 0 {
@@ -1530,6 +1547,10 @@ fn encode_compact(
             (9, b.scan.binding()),
             (10, b.records[next].binding()),
             (11, b.contacts.binding()),
+            (19, meshes.edges.binding()),
+            (20, meshes.vertex_edge_offsets.binding()),
+            (21, meshes.vertex_edge_list.binding()),
+            (22, b.rec_edges.binding()),
         ],
     );
     pass(encoder, pipe, &bg, grid(entries));

@@ -106,7 +106,8 @@ fn a_step_in_the_callers_encoder_matches_one_the_backend_submits() {
 /// A first step with more contact and prediction records than the outputs start with (65,536): the
 /// backend grows them and compacts again, in `collect` (waiting) and in `try_collect` (a second
 /// submission, collected later), with the same results as each other and the same rays and
-/// contacts as the CPU backend.
+/// contacts as the CPU backend; the next step, iterative, lays out the same edge rays as the CPU
+/// backend's from the records compacted again.
 #[test]
 fn a_step_that_outgrows_the_outputs_is_compacted_again() {
     let d = common::device();
@@ -129,6 +130,20 @@ fn a_step_that_outgrows_the_outputs_is_compacted_again() {
         assert_eq!(m.prediction_records, c.metrics.prediction_records);
     }
     assert!(assert_same_manifolds(&o, &i, "the step that outgrew the outputs") > 0);
+    // The next step walks the records compacted again, and lays its edge rays out from them.
+    let c = cpu.step(&inputs, &opts);
+    assert!(c.metrics.iterative_pairs > 0 && c.metrics.edge_rays > 0, "{:?}", c.metrics);
+    let o = own.step(&inputs, &opts).unwrap();
+    let i = step_into(&mut into, &inputs, &opts, Duration::from_secs(60));
+    for m in [&o.metrics, &i.metrics] {
+        assert_eq!(m.iterative_pairs, c.metrics.iterative_pairs);
+        assert_eq!(
+            m.iterative_rays + m.predictive_rays,
+            c.metrics.iterative_rays + c.metrics.predictive_rays
+        );
+        assert_eq!(m.edge_rays, c.metrics.edge_rays, "the edge rays laid out after the outputs grew");
+    }
+    assert!(assert_same_manifolds(&o, &i, "the step after") > 0);
 }
 
 #[test]
