@@ -54,6 +54,7 @@ fn rust_mirrors_match_wgsl_sizes() {
     check("ContactOut", size_of::<GpuContactOut>(), align_of::<GpuContactOut>());
     check("Params", size_of::<GpuParams>(), align_of::<GpuParams>());
     check("ScanParams", size_of::<GpuScanParams>(), align_of::<GpuScanParams>());
+    check("EdgeTrace", size_of::<GpuEdgeTrace>(), align_of::<GpuEdgeTrace>());
     check("EdgeJob", size_of::<GpuEdgeJob>(), align_of::<GpuEdgeJob>());
     check("EdgeTask", size_of::<GpuEdgeTask>(), align_of::<GpuEdgeTask>());
     check("EdgeOut", size_of::<GpuEdgeOut>(), align_of::<GpuEdgeOut>());
