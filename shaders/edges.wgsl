@@ -139,135 +139,70 @@ fn result_of(kind: u32) -> EdgeOut {
     return EdgeOut(kind, NONE, 0.0, 0u, z, z, vec4<u32>(NONE), z, z, z);
 }
 
-// An edge's segment in the other mesh's frame (rtcd::detect::edge_crossing up to its traces): `ok`
-// is false where the edge is apart without a trace (beside the mesh's box, or of no length).
-struct EdgeLine {
-    start: vec3<f32>,
-    stop: vec3<f32>,
-    e: vec3<f32>,
-    len: f32,
-    // The mesh box's diagonal: how far a way out of a pass-through stretch is sought.
-    reach: f32,
-    ok: bool,
-}
-
-fn edge_line(src: MeshRef, to: MeshRef, q: vec4<f32>, t: vec4<f32>, end_a: u32, end_b: u32) -> EdgeLine {
+// Edge (end_a, end_b) of `src` against `to`; (q, t) maps `src`'s frame into `to`'s.
+fn edge_crossing(src: MeshRef, to: MeshRef, q: vec4<f32>, t: vec4<f32>, end_a: u32, end_b: u32) -> EdgeOut {
     let p0 = transform_point(q, t, corner(src, end_a));
     let p1 = transform_point(q, t, corner(src, end_b));
-    let z = vec3<f32>(0.0);
     // beside_box: the segment wholly beside the mesh's box.
     let bmin = root_min(to);
     let bmax = root_max(to);
     let ext = bmax - bmin;
     let margin = vec3<f32>(1e-5 * max(max(ext.x, ext.y), ext.z));
     if (any(min(p0, p1) > bmax + margin) || any(max(p0, p1) < bmin - margin)) {
-        return EdgeLine(p0, p1, z, 0.0, 0.0, false);
+        return result_of(EDGE_APART);
     }
     let dv = p1 - p0;
     let len = length(dv);
     if (!(len > 0.0) || len > 3.4e38) {
-        return EdgeLine(p0, p1, z, 0.0, 0.0, false);
+        return result_of(EDGE_APART);
     }
-    return EdgeLine(p0, p1, dv / len, len, length(ext), true);
-}
-
-// One of the segment's two traces: side 0 from its first end along it, side 1 from its second end
-// back.
-fn line_trace(to: MeshRef, l: EdgeLine, side: u32) -> Fwd {
-    if (side == 0u) {
-        return forward(to, l.start, l.e, l.len);
-    }
-    return forward(to, l.stop, -l.e, l.len);
-}
-
-// Not decided by the two line traces: the ridge check and the ways out decide.
-const EDGE_PENDING: u32 = 3u;
-
-// What the two line traces decide (`kind`: EDGE_APART, EDGE_TOUCHING or EDGE_PENDING), and for a
-// pending edge its ridge and the stretch inside the mesh with the directions of its ways out.
-struct EdgeStage {
-    kind: u32,
-    ridge: Ridge,
-    p_in: vec3<f32>,
-    p_out: vec3<f32>,
-    mid: vec3<f32>,
-    a: vec3<f32>,
-    b: vec3<f32>,
-}
-
-fn edge_stage(l: EdgeLine, h_in: Fwd, h_out: Fwd) -> EdgeStage {
-    let z = vec3<f32>(0.0);
-    let none = Ridge(false, z, z, 0.0);
+    let e = dv / len;
+    let h_in = forward(to, p0, e, len);
     if (h_in.tri == NONE) {
-        return EdgeStage(EDGE_APART, none, z, z, z, z, z);
+        return result_of(EDGE_APART);
     }
     if (h_in.from_inside) {
-        // The first end is inside.
-        return EdgeStage(EDGE_TOUCHING, none, z, z, z, z, z);
+        return result_of(EDGE_TOUCHING);
     }
+    let h_out = forward(to, p1, -e, len);
     if (h_out.tri == NONE) {
-        return EdgeStage(EDGE_TOUCHING, none, z, z, z, z, z);
+        return result_of(EDGE_TOUCHING);
     }
-    let t_out = l.len - h_out.t;
+    let t_out = len - h_out.t;
     if (h_out.from_inside || t_out <= h_in.t) {
-        // The second end is inside, or the two hits are one grazing touch.
-        return EdgeStage(EDGE_TOUCHING, none, z, z, z, z, z);
+        return result_of(EDGE_TOUCHING);
     }
-    let ridge = ridge_contact(l.start, l.e, h_in.t, h_in.n, t_out, h_out.n);
-    // Where no ridge holds: the ways out of the stretch inside, as through a slab.
-    let p_in = l.start + l.e * h_in.t;
-    let p_out = l.start + l.e * t_out;
+    let ridge = ridge_contact(p0, e, h_in.t, h_in.n, t_out, h_out.n);
+    if (ridge.found) {
+        let check = forward(to, ridge.point, ridge.n, 2.0 * ridge.depth + len);
+        if (check.tri != NONE && check.from_inside
+            && abs(check.t - ridge.depth) <= 0.1 * ridge.depth + 1e-6 * len) {
+            var out = result_of(EDGE_CROSSING);
+            out.triangle = h_in.tri;
+            out.depth = ridge.depth;
+            out.point = vec4<f32>(ridge.point, 0.0);
+            out.normal = vec4<f32>(ridge.n, 0.0);
+            return out;
+        }
+    }
+    // No ridge where the faces meet: the ways out of the stretch inside, as through a slab.
+    let p_in = p0 + e * h_in.t;
+    let p_out = p0 + e * t_out;
     let mid = 0.5 * (p_in + p_out);
-    var a = h_in.n - l.e * dot(h_in.n, l.e);
+    var a = h_in.n - e * dot(h_in.n, e);
     if (dot(a, a) > 1e-8) {
         a = normalize(a);
     } else {
-        a = any_orthonormal(l.e);
+        a = any_orthonormal(e);
     }
-    let b = cross(l.e, a);
-    return EdgeStage(EDGE_PENDING, ridge, p_in, p_out, mid, a, b);
-}
-
-// The trace that checks a pending edge's ridge (no hit where it has none).
-fn check_trace(to: MeshRef, l: EdgeLine, s: EdgeStage) -> Fwd {
-    if (!s.ridge.found) {
-        return Fwd(NONE, 0.0, vec3<f32>(0.0), false);
-    }
-    return forward(to, s.ridge.point, s.ridge.n, 2.0 * s.ridge.depth + l.len);
-}
-
-// Whether the ridge is the way out: from the point below it, along its normal, the edge leaves the
-// body at the ridge.
-fn ridge_holds(l: EdgeLine, s: EdgeStage, check: Fwd) -> bool {
-    return s.ridge.found && check.tri != NONE && check.from_inside
-        && abs(check.t - s.ridge.depth) <= 0.1 * s.ridge.depth + 1e-6 * l.len;
-}
-
-fn ridge_result(h_in: Fwd, s: EdgeStage) -> EdgeOut {
-    var out = result_of(EDGE_CROSSING);
-    out.triangle = h_in.tri;
-    out.depth = s.ridge.depth;
-    out.point = vec4<f32>(s.ridge.point, 0.0);
-    out.normal = vec4<f32>(s.ridge.n, 0.0);
-    return out;
-}
-
-// Way out k of a pending edge's stretch: along a, -a, b, -b.
-fn exit_trace(to: MeshRef, l: EdgeLine, s: EdgeStage, k: u32) -> Exit {
-    var d = s.a;
-    if (k == 1u) {
-        d = -s.a;
-    } else if (k == 2u) {
-        d = s.b;
-    } else if (k == 3u) {
-        d = -s.b;
-    }
-    return exit_along(to, s.mid, d, l.reach, s.p_in, s.p_out);
-}
-
-// A pending edge whose ridge does not hold: the nearest way out, the others beside it.
-fn through_result(s: EdgeStage, exits: array<Exit, 4>) -> EdgeOut {
-    var x = exits;
+    let b = cross(e, a);
+    let reach = length(ext);
+    var x = array<Exit, 4>(
+        exit_along(to, mid, a, reach, p_in, p_out),
+        exit_along(to, mid, -a, reach, p_in, p_out),
+        exit_along(to, mid, b, reach, p_in, p_out),
+        exit_along(to, mid, -b, reach, p_in, p_out),
+    );
     // A stable insertion sort, as the host's sort_by.
     for (var i = 1; i < 4; i++) {
         let k = x[i];
@@ -285,7 +220,7 @@ fn through_result(s: EdgeStage, exits: array<Exit, 4>) -> EdgeOut {
     out.triangle = x[0].tri;
     out.depth = x[0].depth;
     out.through = 1u;
-    out.point = vec4<f32>(0.5 * (s.p_in + s.p_out), 0.0);
+    out.point = vec4<f32>(0.5 * (p_in + p_out), 0.0);
     out.normal = vec4<f32>(x[0].n, 0.0);
     out.exit_triangles = vec4<u32>(x[1].tri, x[2].tri, x[3].tri, NONE);
     out.exit_a = vec4<f32>(x[1].n, x[1].depth);
@@ -294,26 +229,3 @@ fn through_result(s: EdgeStage, exits: array<Exit, 4>) -> EdgeOut {
     return out;
 }
 
-// Edge (end_a, end_b) of `src` against `to`; (q, t) maps `src`'s frame into `to`'s. One thread's
-// whole test; a step runs its stages in parallel threads (edge_step.wgsl) with the same functions.
-// The host traces the second line only when the first enters from outside; the result is the same.
-fn edge_crossing(src: MeshRef, to: MeshRef, q: vec4<f32>, t: vec4<f32>, end_a: u32, end_b: u32) -> EdgeOut {
-    let l = edge_line(src, to, q, t, end_a, end_b);
-    if (!l.ok) {
-        return result_of(EDGE_APART);
-    }
-    let h_in = line_trace(to, l, 0u);
-    var h_out = Fwd(NONE, 0.0, vec3<f32>(0.0), false);
-    if (h_in.tri != NONE && !h_in.from_inside) {
-        h_out = line_trace(to, l, 1u);
-    }
-    let s = edge_stage(l, h_in, h_out);
-    if (s.kind != EDGE_PENDING) {
-        return result_of(s.kind);
-    }
-    let check = check_trace(to, l, s);
-    if (ridge_holds(l, s, check)) {
-        return ridge_result(h_in, s);
-    }
-    return through_result(s, array<Exit, 4>(exit_trace(to, l, s, 0u), exit_trace(to, l, s, 1u), exit_trace(to, l, s, 2u), exit_trace(to, l, s, 3u)));
-}

@@ -302,17 +302,6 @@ struct EdgeJob {
     dir: u32,
 }
 
-// One trace of a step's edge ray (edge_step.wgsl), kept between its kernels: a line or check trace's
-// first hit (triangle, distance, whether it leaves the mesh there, the triangle's normal), or a way
-// out (triangle, depth in `t`, normal). The triangle is NONE for none.
-struct EdgeTrace {
-    tri: u32,
-    t: f32,
-    inside: u32,
-    pad: u32,
-    n: vec4<f32>,
-}
-
 // One edge ray (Mochi 2024 §3.4): the edge of `from` between its vertices a and b, against `to`;
 // (q, t) maps `from`'s frame into `to`'s.
 struct EdgeTask {

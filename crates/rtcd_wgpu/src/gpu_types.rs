@@ -310,23 +310,6 @@ pub struct GpuEdgeJob {
     pub dir: u32,
 }
 
-/// `EdgeTrace`: one trace of a step's edge ray kept between its kernels (`edge_step.wgsl`), written
-/// and read on the device only.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuEdgeTrace {
-    /// The triangle hit (`u32::MAX` for none).
-    pub tri: u32,
-    /// The hit's distance, or a way out's depth.
-    pub t: f32,
-    /// Whether the line leaves the mesh there (1) or enters it (0).
-    pub inside: u32,
-    /// Padding.
-    pub _pad: u32,
-    /// The triangle's normal (w unused).
-    pub n: [f32; 4],
-}
-
 /// `EdgeTask`: one edge ray (Mochi 2024 §3.4), the edge of `from_mesh` between its vertices `a`
 /// and `b` against `to_mesh`; `q`, `t` map `from_mesh`'s frame into `to_mesh`'s
 /// ([`rtcd::detect::edge_crossing`]'s arguments).

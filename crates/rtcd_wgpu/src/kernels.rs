@@ -76,12 +76,7 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (22, Read),
             (23, ReadWrite),
         ],
-        Kernel::EdgeArgs => &[(8, ReadWrite), (23, Read), (26, ReadWrite)],
-        Kernel::EdgeLinesBrute
-        | Kernel::EdgeLinesBvh
-        | Kernel::EdgeChecksBrute
-        | Kernel::EdgeChecksBvh
-        | Kernel::EdgeOutcome => &[
+        Kernel::EdgeStepBrute | Kernel::EdgeStepBvh => &[
             (0, Read),
             (1, Read),
             (2, Read),
@@ -92,7 +87,6 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (8, ReadWrite),
             (19, Read),
             (23, Read),
-            (25, ReadWrite),
         ],
         Kernel::EdgeRaysBrute | Kernel::EdgeRaysBvh => {
             &[(0, Read), (1, Read), (2, Read), (17, Read), (18, ReadWrite)]
@@ -196,49 +190,11 @@ impl Kernels {
     }
 }
 
-/// The workgroups a pass runs: a grid, or the three numbers a kernel wrote into a buffer at a byte
-/// offset (indirect dispatch: the host need not know the count).
-#[derive(Clone, Debug)]
-pub(crate) enum Dispatch {
-    /// `x` by `y` workgroups.
-    Grid(u32, u32),
-    /// As many as the buffer says.
-    Indirect(wgpu::Buffer, u64),
-}
-
-impl Dispatch {
-    fn encode(&self, cp: &mut wgpu::ComputePass<'_>) {
-        match self {
-            Dispatch::Grid(x, y) => cp.dispatch_workgroups(*x, *y, 1),
-            Dispatch::Indirect(buffer, offset) => cp.dispatch_workgroups_indirect(buffer, *offset),
-        }
-    }
-}
-
-/// Workgroups for `n` invocations of 64-wide workgroups, as a 2D grid within the per-dimension limit
-/// (mirrored by `edge_args.wgsl`).
-pub(crate) fn grid(n: u32) -> Dispatch {
+/// Workgroups for `n` invocations of 64-wide workgroups, as a 2D grid within the per-dimension limit.
+pub(crate) fn grid(n: u32) -> (u32, u32) {
     let groups = n.div_ceil(64).max(1);
     let x = groups.min(65_535);
-    Dispatch::Grid(x, groups.div_ceil(x))
-}
-
-/// A compute pass of `pipe` with bind group `bg` over `groups`, timestamps written as `timestamps`
-/// says.
-pub(crate) fn encode_pass(
-    encoder: &mut wgpu::CommandEncoder,
-    pipe: &Pipeline,
-    bg: &wgpu::BindGroup,
-    groups: &Dispatch,
-    timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
-) {
-    let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: Some(pipe.kernel.label()),
-        timestamp_writes,
-    });
-    cp.set_pipeline(&pipe.pipeline);
-    cp.set_bind_group(0, bg, &[]);
-    groups.encode(&mut cp);
+    (x, groups.div_ceil(x))
 }
 
 /// One compute pass of `pipe` over `groups` workgroups with bind group `bg`, without timestamps.
@@ -246,7 +202,13 @@ pub(crate) fn untimed_pass(
     encoder: &mut wgpu::CommandEncoder,
     pipe: &Pipeline,
     bg: &wgpu::BindGroup,
-    groups: Dispatch,
+    groups: (u32, u32),
 ) {
-    encode_pass(encoder, pipe, bg, &groups, None);
+    let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(pipe.kernel.label()),
+        timestamp_writes: None,
+    });
+    cp.set_pipeline(&pipe.pipeline);
+    cp.set_bind_group(0, bg, &[]);
+    cp.dispatch_workgroups(groups.0, groups.1, 1);
 }

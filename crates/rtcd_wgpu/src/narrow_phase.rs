@@ -13,10 +13,8 @@
 //! first entry) → `pair_begin` (one thread per slot) → `trace_standard`, `walk_iterative` and
 //! `edge_select` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
 //! traced with the standard tracer, pair direction × record for pairs traced iteratively, then each
-//! pair's edge rays, Mochi 2024 §3.4; `edge_select` gathers the edges to trace) → `edge_args` (the
-//! edge kernels' workgroups from the gathered count, dispatched indirectly) → `edge_lines`,
-//! `edge_checks`, `edge_outcome` (`edge_step.wgsl`: each edge's two line traces, then its ridge
-//! check and four ways out, each trace a thread, then its result) → `flag_entries` + `scan` (prefix sum) → `compact` (dense
+//! pair's edge rays, Mochi 2024 §3.4; `edge_select` gathers the edges to trace) → `edge_step` (one
+//! thread per gathered edge) → `flag_entries` + `scan` (prefix sum) → `compact` (dense
 //! vertex and edge records for the next step, and the rays that found contacts, to read back: 16
 //! bytes each) → `pair_end` (record ranges into the pair table). The host checks that the device
 //! laid out the rays it planned, reads back the compacted rays, makes their contacts with the CPU
@@ -53,7 +51,7 @@ use crate::{
     buffer::GrowBuffer,
     error::GpuError,
     gpu_types::*,
-    kernels::{Dispatch, Kernels, Pipeline, encode_pass, grid, untimed_pass},
+    kernels::{Kernels, Pipeline, grid, untimed_pass},
     mesh_store::{HostMesh, MeshStore},
     pair_table::{PairTable, SlotAssignment, SlotMirror},
     readback::MapReceiver,
@@ -134,11 +132,6 @@ struct StepBuffers {
     rec_scan_levels: ScanBuffers,
     /// The step's edge rays to trace (`edge_select.wgsl`), at most one per edge entry.
     edge_jobs: GrowBuffer<GpuEdgeJob>,
-    /// The edge jobs' traces between the edge kernels (`edge_step.wgsl`), 7 a job, sized from the
-    /// last step's count (jobs past them are tested whole by one thread).
-    edge_traces: GrowBuffer<GpuEdgeTrace>,
-    /// The edge kernels' workgroups (`edge_args.wgsl`), for their indirect dispatch.
-    edge_args: wgpu::Buffer,
     entries: GrowBuffer<GpuEntryHit>,
     counters: wgpu::Buffer,
     scan: GrowBuffer<u32>,
@@ -229,8 +222,6 @@ pub struct GpuNarrowPhase {
     bufs: StepBuffers,
     cur: usize,
     last_total: u64,
-    /// The edge jobs the last step gathered (the edge traces' room is sized from it).
-    last_edge_jobs: u64,
     timestamps: Option<Timestamps>,
     last_timings: KernelTimings,
     last_host: HostPhases,
@@ -307,13 +298,6 @@ impl GpuNarrowPhase {
             rec_edges: GrowBuffer::new(device, "rtcd:buffer:rec_edges", usage, 4097),
             rec_scan_levels: ScanBuffers::new(device),
             edge_jobs: GrowBuffer::new(device, "rtcd:buffer:edge_jobs", usage, 1024),
-            edge_traces: GrowBuffer::new(device, "rtcd:buffer:edge_traces", usage, 7 * 1024),
-            edge_args: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("rtcd:buffer:edge_args"),
-                size: 48,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
-                mapped_at_creation: false,
-            }),
             entries: GrowBuffer::new(device, "rtcd:buffer:entries", usage, 4096),
             counters: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("rtcd:buffer:counters"),
@@ -359,7 +343,6 @@ impl GpuNarrowPhase {
             bufs,
             cur: 0,
             last_total: 0,
-            last_edge_jobs: 0,
             timestamps,
             last_timings: Vec::new(),
             last_host: HostPhases::default(),
@@ -882,8 +865,6 @@ impl GpuNarrowPhase {
         b.pair_scan.reserve(&dev, &mut *encoder, p_count as u64 + 1, 0).map_err(too_large)?;
         b.entries.reserve(&dev, &mut *encoder, e as u64, 0).map_err(too_large)?;
         b.edge_jobs.reserve(&dev, &mut *encoder, edge_entries, 0).map_err(too_large)?;
-        let staged_jobs = edge_entries.min((2 * self.last_edge_jobs).max(4096));
-        b.edge_traces.reserve(&dev, &mut *encoder, 7 * staged_jobs, 0).map_err(too_large)?;
         // Outputs (next records, contacts) are sized from the last step's count; `finish` grows them
         // and compacts again in the rare step that finds more.
         let out_estimate = (e as u64).min((2 * self.last_total).max(65_536));
@@ -931,18 +912,25 @@ impl GpuNarrowPhase {
         let slots = self.table.buffer.buffer();
         let mut passes: Vec<&'static str> = Vec::new();
         let ts = self.timestamps.as_ref();
-        let mut pass =
-            |encoder: &mut wgpu::CommandEncoder, pipe: &Pipeline, bg: &wgpu::BindGroup, groups: Dispatch| {
-                let q = passes.len() as u32;
-                let timestamp_writes =
-                    ts.filter(|_| q < MAX_PASSES).map(|t| wgpu::ComputePassTimestampWrites {
-                        query_set: &t.set,
-                        beginning_of_pass_write_index: Some(2 * q),
-                        end_of_pass_write_index: Some(2 * q + 1),
-                    });
-                encode_pass(encoder, pipe, bg, &groups, timestamp_writes);
-                passes.push(pipe.kernel.label());
-            };
+        let mut pass = |encoder: &mut wgpu::CommandEncoder,
+                        pipe: &Pipeline,
+                        bg: &wgpu::BindGroup,
+                        groups: (u32, u32)| {
+            let q = passes.len() as u32;
+            let timestamp_writes = ts.filter(|_| q < MAX_PASSES).map(|t| wgpu::ComputePassTimestampWrites {
+                query_set: &t.set,
+                beginning_of_pass_write_index: Some(2 * q),
+                end_of_pass_write_index: Some(2 * q + 1),
+            });
+            let mut cp = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(pipe.kernel.label()),
+                timestamp_writes,
+            });
+            cp.set_pipeline(&pipe.pipeline);
+            cp.set_bind_group(0, bg, &[]);
+            cp.dispatch_workgroups(groups.0, groups.1, 1);
+            passes.push(pipe.kernel.label());
+        };
         let pairs_b = b.pairs.binding();
         let params_b = b.params.as_entire_binding();
         if !link_changes.is_empty() {
@@ -1051,41 +1039,27 @@ impl GpuNarrowPhase {
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(e));
-            // The edge jobs' waves, as many workgroups as the jobs need.
-            let pipe = k.get(Kernel::EdgeArgs);
+            let kernel = match base.tracer {
+                TracerKind::BruteForce => Kernel::EdgeStepBrute,
+                TracerKind::Bvh => Kernel::EdgeStepBvh,
+            };
+            let pipe = k.get(kernel);
             let bg = pipe.bind_group(
                 &dev,
                 &[
+                    (0, m.vertices.binding()),
+                    (1, m.triangles.binding()),
+                    (2, m.bvh.binding()),
+                    (3, pairs_b.clone()),
+                    (4, params_b.clone()),
+                    (5, slots.as_entire_binding()),
+                    (7, b.entries.binding()),
                     (8, b.counters.as_entire_binding()),
+                    (19, m.edges.binding()),
                     (23, b.edge_jobs.binding()),
-                    (26, b.edge_args.as_entire_binding()),
                 ],
             );
-            pass(&mut *encoder, pipe, &bg, Dispatch::Grid(1, 1));
-            let (lines, checks) = match base.tracer {
-                TracerKind::BruteForce => (Kernel::EdgeLinesBrute, Kernel::EdgeChecksBrute),
-                TracerKind::Bvh => (Kernel::EdgeLinesBvh, Kernel::EdgeChecksBvh),
-            };
-            for (kernel, args) in [(lines, 0), (checks, 16), (Kernel::EdgeOutcome, 32)] {
-                let pipe = k.get(kernel);
-                let bg = pipe.bind_group(
-                    &dev,
-                    &[
-                        (0, m.vertices.binding()),
-                        (1, m.triangles.binding()),
-                        (2, m.bvh.binding()),
-                        (3, pairs_b.clone()),
-                        (4, params_b.clone()),
-                        (5, slots.as_entire_binding()),
-                        (7, b.entries.binding()),
-                        (8, b.counters.as_entire_binding()),
-                        (19, m.edges.binding()),
-                        (23, b.edge_jobs.binding()),
-                        (25, b.edge_traces.binding()),
-                    ],
-                );
-                pass(&mut *encoder, pipe, &bg, Dispatch::Indirect(b.edge_args.clone(), args));
-            }
+            pass(&mut *encoder, pipe, &bg, grid(edge_entries as u32));
         }
         {
             let pipe = k.get(Kernel::FlagEntries);
@@ -1339,7 +1313,6 @@ impl GpuNarrowPhase {
         metrics.iterative_hits = counters[3] as u64;
         metrics.walk_steps = counters[4] as u64;
         metrics.edge_rays = counters[COUNT_EDGE_RAYS] as u64;
-        self.last_edge_jobs = metrics.edge_rays;
         metrics.gpu_time = (!timings.is_empty()).then(|| timings.iter().map(|(_, d)| *d).sum());
         self.last_timings = timings;
 
@@ -1560,7 +1533,7 @@ fn encode_compact(
     next: usize,
     entries: u32,
     encoder: &mut wgpu::CommandEncoder,
-    pass: &mut impl FnMut(&mut wgpu::CommandEncoder, &Pipeline, &wgpu::BindGroup, Dispatch),
+    pass: &mut impl FnMut(&mut wgpu::CommandEncoder, &Pipeline, &wgpu::BindGroup, (u32, u32)),
 ) {
     let pipe = kernels.get(Kernel::Compact);
     let bg = pipe.bind_group(

@@ -6,7 +6,7 @@ use crate::{
     buffer::GrowBuffer,
     error::GpuError,
     gpu_types::GpuScanParams,
-    kernels::{Dispatch, Kernels, Pipeline, untimed_pass},
+    kernels::{Kernels, Pipeline, untimed_pass},
     shaders::Kernel,
 };
 
@@ -89,7 +89,7 @@ impl ScanBuffers {
         encoder: &mut wgpu::CommandEncoder,
         data: &wgpu::Buffer,
         levels: &[u32],
-        pass: &mut impl FnMut(&mut wgpu::CommandEncoder, &Pipeline, &wgpu::BindGroup, Dispatch),
+        pass: &mut impl FnMut(&mut wgpu::CommandEncoder, &Pipeline, &wgpu::BindGroup, (u32, u32)),
     ) {
         let level_data: Vec<&wgpu::Buffer> =
             std::iter::once(data).chain(self.sums.iter().map(|s| s.buffer())).collect();
@@ -105,12 +105,12 @@ impl ScanBuffers {
         };
         for (level, n) in levels.iter().enumerate() {
             let pipe = kernels.get(Kernel::ScanBlocks);
-            pass(encoder, pipe, &bind(pipe, level), Dispatch::Grid(n.div_ceil(BLOCK), 1));
+            pass(encoder, pipe, &bind(pipe, level), (n.div_ceil(BLOCK), 1));
         }
         for (level, n) in levels.iter().enumerate().rev() {
             if n.div_ceil(BLOCK) > 1 {
                 let pipe = kernels.get(Kernel::AddBlockSums);
-                pass(encoder, pipe, &bind(pipe, level), Dispatch::Grid(n.div_ceil(BLOCK), 1));
+                pass(encoder, pipe, &bind(pipe, level), (n.div_ceil(BLOCK), 1));
             }
         }
     }

@@ -54,20 +54,10 @@ pub enum Kernel {
     PairEnd,
     /// `edge_select.wgsl`: the step's edge rays to trace, appended to its edge jobs.
     EdgeSelect,
-    /// `edge_args.wgsl`: the edge kernels' workgroups, from the count of edge jobs.
-    EdgeArgs,
-    /// `edge_step.wgsl`, entry point `lines`, with the brute-force tracer: each edge job's two
-    /// line traces.
-    EdgeLinesBrute,
-    /// `edge_step.wgsl`, entry point `lines`, with the BVH tracer (`TRACER_BVH`).
-    EdgeLinesBvh,
-    /// `edge_step.wgsl`, entry point `checks`, with the brute-force tracer: each pending edge
-    /// job's ridge check and ways out.
-    EdgeChecksBrute,
-    /// `edge_step.wgsl`, entry point `checks`, with the BVH tracer (`TRACER_BVH`).
-    EdgeChecksBvh,
-    /// `edge_step.wgsl`, entry point `outcome`: each edge job's result, into its entry.
-    EdgeOutcome,
+    /// `edge_step.wgsl` with the brute-force tracer: the step's edge jobs traced.
+    EdgeStepBrute,
+    /// `edge_step.wgsl` with the BVH tracer (`TRACER_BVH`).
+    EdgeStepBvh,
     /// `edge_rays.wgsl` with the brute-force tracer: one edge ray of a list a thread.
     EdgeRaysBrute,
     /// `edge_rays.wgsl` with the BVH tracer (`TRACER_BVH`).
@@ -76,7 +66,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 21] = [
+    pub const ALL: [Kernel; 17] = [
         Kernel::PairLinks,
         Kernel::PairAssemble,
         Kernel::PairLayout,
@@ -90,12 +80,8 @@ impl Kernel {
         Kernel::Compact,
         Kernel::PairEnd,
         Kernel::EdgeSelect,
-        Kernel::EdgeArgs,
-        Kernel::EdgeLinesBrute,
-        Kernel::EdgeLinesBvh,
-        Kernel::EdgeChecksBrute,
-        Kernel::EdgeChecksBvh,
-        Kernel::EdgeOutcome,
+        Kernel::EdgeStepBrute,
+        Kernel::EdgeStepBvh,
         Kernel::EdgeRaysBrute,
         Kernel::EdgeRaysBvh,
     ];
@@ -129,12 +115,9 @@ impl Kernel {
             Kernel::Compact => ("compact.wgsl", include_str!("../../../shaders/compact.wgsl")),
             Kernel::PairEnd => ("pair_end.wgsl", include_str!("../../../shaders/pair_end.wgsl")),
             Kernel::EdgeSelect => ("edge_select.wgsl", include_str!("../../../shaders/edge_select.wgsl")),
-            Kernel::EdgeArgs => ("edge_args.wgsl", include_str!("../../../shaders/edge_args.wgsl")),
-            Kernel::EdgeLinesBrute
-            | Kernel::EdgeLinesBvh
-            | Kernel::EdgeChecksBrute
-            | Kernel::EdgeChecksBvh
-            | Kernel::EdgeOutcome => ("edge_step.wgsl", include_str!("../../../shaders/edge_step.wgsl")),
+            Kernel::EdgeStepBrute | Kernel::EdgeStepBvh => {
+                ("edge_step.wgsl", include_str!("../../../shaders/edge_step.wgsl"))
+            }
             Kernel::EdgeRaysBrute | Kernel::EdgeRaysBvh => {
                 ("edge_rays.wgsl", include_str!("../../../shaders/edge_rays.wgsl"))
             }
@@ -146,19 +129,13 @@ impl Kernel {
         match self {
             Kernel::ScanBlocks => "scan_blocks",
             Kernel::AddBlockSums => "add_block_sums",
-            Kernel::EdgeLinesBrute | Kernel::EdgeLinesBvh => "lines",
-            Kernel::EdgeChecksBrute | Kernel::EdgeChecksBvh => "checks",
-            Kernel::EdgeOutcome => "outcome",
             _ => "main",
         }
     }
 
     fn shader_defs(self) -> HashMap<String, ShaderDefValue> {
         let mut defs = HashMap::new();
-        if matches!(
-            self,
-            Kernel::TraceStandardBvh | Kernel::EdgeLinesBvh | Kernel::EdgeChecksBvh | Kernel::EdgeRaysBvh
-        ) {
+        if matches!(self, Kernel::TraceStandardBvh | Kernel::EdgeStepBvh | Kernel::EdgeRaysBvh) {
             defs.insert("TRACER_BVH".to_string(), ShaderDefValue::Bool(true));
         }
         defs
@@ -180,12 +157,8 @@ impl Kernel {
             Kernel::Compact => "rtcd:kernel:compact",
             Kernel::PairEnd => "rtcd:kernel:pair_end",
             Kernel::EdgeSelect => "rtcd:kernel:edge_select",
-            Kernel::EdgeArgs => "rtcd:kernel:edge_args",
-            Kernel::EdgeLinesBrute => "rtcd:kernel:edge_lines_brute",
-            Kernel::EdgeLinesBvh => "rtcd:kernel:edge_lines_bvh",
-            Kernel::EdgeChecksBrute => "rtcd:kernel:edge_checks_brute",
-            Kernel::EdgeChecksBvh => "rtcd:kernel:edge_checks_bvh",
-            Kernel::EdgeOutcome => "rtcd:kernel:edge_outcome",
+            Kernel::EdgeStepBrute => "rtcd:kernel:edge_step_brute",
+            Kernel::EdgeStepBvh => "rtcd:kernel:edge_step_bvh",
             Kernel::EdgeRaysBrute => "rtcd:kernel:edge_rays_brute",
             Kernel::EdgeRaysBvh => "rtcd:kernel:edge_rays_bvh",
         }

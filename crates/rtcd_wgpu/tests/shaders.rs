@@ -19,8 +19,8 @@ fn every_kernel_composes_and_validates() {
     }
 }
 
-/// The tracer's shader def reaches the modules a kernel imports: the edge rays' BVH kernel calls the
-/// BVH tracer (imported by `edges.wgsl`), its brute-force twin does not.
+/// The tracer's shader def reaches the modules a kernel imports: each BVH kernel calls the BVH
+/// tracer (the edge kernels through `edges.wgsl`), its brute-force twin does not.
 #[test]
 fn the_tracer_def_reaches_imported_modules() {
     let mut c = composer().unwrap_or_else(|e| panic!("{e}"));
@@ -28,8 +28,14 @@ fn the_tracer_def_reaches_imported_modules() {
         let module = compose(c, kernel).unwrap_or_else(|e| panic!("{kernel:?}: {e}"));
         module.functions.iter().any(|(_, f)| f.name.as_deref().is_some_and(|n| n.contains("trace_bvh")))
     };
-    assert!(calls_bvh(&mut c, Kernel::EdgeRaysBvh));
-    assert!(!calls_bvh(&mut c, Kernel::EdgeRaysBrute));
+    for (bvh, brute) in [
+        (Kernel::EdgeRaysBvh, Kernel::EdgeRaysBrute),
+        (Kernel::EdgeStepBvh, Kernel::EdgeStepBrute),
+        (Kernel::TraceStandardBvh, Kernel::TraceStandardBrute),
+    ] {
+        assert!(calls_bvh(&mut c, bvh), "{bvh:?} does not call the BVH tracer");
+        assert!(!calls_bvh(&mut c, brute), "{brute:?} calls the BVH tracer");
+    }
 }
 
 #[test]
@@ -54,7 +60,6 @@ fn rust_mirrors_match_wgsl_sizes() {
     check("ContactOut", size_of::<GpuContactOut>(), align_of::<GpuContactOut>());
     check("Params", size_of::<GpuParams>(), align_of::<GpuParams>());
     check("ScanParams", size_of::<GpuScanParams>(), align_of::<GpuScanParams>());
-    check("EdgeTrace", size_of::<GpuEdgeTrace>(), align_of::<GpuEdgeTrace>());
     check("EdgeJob", size_of::<GpuEdgeJob>(), align_of::<GpuEdgeJob>());
     check("EdgeTask", size_of::<GpuEdgeTask>(), align_of::<GpuEdgeTask>());
     check("EdgeOut", size_of::<GpuEdgeOut>(), align_of::<GpuEdgeOut>());
