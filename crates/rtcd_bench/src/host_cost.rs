@@ -631,4 +631,33 @@ mod tests {
         let slow = HostCost { steps: vec![step(0, 0, 0.2, 1.0)], ..run };
         assert_eq!(slow.targets("scene")[0].1, Some(false));
     }
+
+    /// Each kernel's median is over the steps that ran it, in the order kernels first ran, and the
+    /// table and the JSON carry them.
+    #[test]
+    fn kernel_medians_over_the_steps_that_ran_each() {
+        let with = |kernels: Vec<(&'static str, f64)>| HostCostStep { kernels, ..step(0, 0, 0.0, 1.0) };
+        let run = HostCost {
+            key: "k".into(),
+            adapter: "a".into(),
+            range: 0..3,
+            steps: vec![
+                with(vec![("rtcd:kernel:a", 1.0), ("rtcd:kernel:b", 4.0)]),
+                with(vec![("rtcd:kernel:a", 3.0)]),
+                with(vec![("rtcd:kernel:c", 0.5), ("rtcd:kernel:a", 2.0), ("rtcd:kernel:b", 6.0)]),
+            ],
+            wall_s: 0.0,
+            edge_rays: None,
+        };
+        assert_eq!(
+            run.kernel_medians(),
+            [("rtcd:kernel:a", 2.0, 3), ("rtcd:kernel:b", 5.0, 2), ("rtcd:kernel:c", 0.5, 1)]
+        );
+        let table = run.table("scene");
+        assert!(table.contains("    b                               5.000   2 steps"), "{table}");
+        let json = run.json("scene");
+        assert_eq!(json["gpu_kernels_ms"][1]["kernel"], "b");
+        assert_eq!(json["gpu_kernels_ms"][1]["median_ms"], 5.0);
+        assert_eq!(json["gpu_kernels_ms"][1]["steps"], 2);
+    }
 }
