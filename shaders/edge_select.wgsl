@@ -20,7 +20,8 @@
 @group(0) @binding(6) var<storage, read> prev_records: array<Record>;
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
 @group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 8>;
-// Last step's records' edges at prediction records, scanned (exclusive; pair_assemble.wgsl).
+// Last step's records' edges at prediction records (compact.wgsl), scanned at the start of the
+// step (exclusive).
 @group(0) @binding(22) var<storage, read> rec_edges: array<u32>;
 @group(0) @binding(23) var<storage, read_write> jobs: array<EdgeJob>;
 
