@@ -51,6 +51,11 @@ const COUNT_PREDICTIVE_RAYS: u32 = 2u;
 const COUNT_ITERATIVE_HITS: u32 = 3u;
 const COUNT_WALK_STEPS: u32 = 4u;
 const COUNT_EDGE_RAYS: u32 = 5u;
+// Vertex rays' prediction records kept for the next step (compact.wgsl; read back or not).
+const COUNT_PREDICTION_RECORDS: u32 = 6u;
+// Per-slot counts compact.wgsl writes for the host (vertex records, edge records and the edges at
+// prediction records, each per direction).
+const SLOT_COUNTS: u32 = 6u;
 const COUNTERS: u32 = 8u;
 
 // A mesh vertex: position and exit distance (w), outward normal and the mesh's bounding-box diagonal
@@ -267,8 +272,8 @@ struct Params {
     // Pair links uploaded this step (pair_links.wgsl); the pairs carry their lengths
     // (Pair.statics.culling_dist, max_it).
     link_count: u32,
-    // The step's prediction distance (StepOptions::prediction_distance): compact.wgsl marks the
-    // predictions surely beyond it.
+    // The step's prediction distance (StepOptions::prediction_distance): flag_entries.wgsl marks
+    // the predictions surely beyond it.
     prediction_distance: f32,
     prediction: u32,
     reprojection: u32,
@@ -277,7 +282,9 @@ struct Params {
     entry_count: u32,
     // Edge rays on (rtcd::RtcdParams::edge_rays).
     edge_rays: u32,
-    pad_b: u32,
+    // Every record read back, record-only predictions too (the debug rays); else those that make
+    // contacts.
+    read_all: u32,
 }
 
 // Scan constants.

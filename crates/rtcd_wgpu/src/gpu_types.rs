@@ -381,8 +381,8 @@ pub struct GpuParams {
     /// Pair links uploaded this step (`pair_links.wgsl`); the pairs carry their lengths
     /// ([`GpuPairStatic::culling_dist`], [`GpuPairStatic::max_it`]).
     pub link_count: u32,
-    /// The step's prediction distance ([`rtcd::StepOptions::prediction_distance`]): `compact.wgsl`
-    /// marks the predictions surely beyond it [`ENTRY_RECORD_ONLY`].
+    /// The step's prediction distance ([`rtcd::StepOptions::prediction_distance`]):
+    /// `flag_entries.wgsl` marks the predictions surely beyond it [`ENTRY_RECORD_ONLY`].
     pub prediction_distance: f32,
     /// Predictive rays on.
     pub prediction: u32,
@@ -394,8 +394,9 @@ pub struct GpuParams {
     pub entry_count: u32,
     /// Edge rays on ([`rtcd::RtcdParams::edge_rays`]).
     pub edge_rays: u32,
-    /// Padding.
-    pub _pad_b: u32,
+    /// Every record read back, record-only predictions too (the debug rays,
+    /// [`rtcd::StepOptions::record_rays`]); otherwise only those that make contacts.
+    pub read_all: u32,
 }
 
 /// `ScanParams` (uniform).
@@ -434,6 +435,13 @@ pub const ENTRY_RECORD_ONLY: u32 = 32;
 pub const RECORD_PREDICTION: u32 = 0x8000_0000;
 /// Counter of the edge rays traced (`COUNT_EDGE_RAYS`).
 pub const COUNT_EDGE_RAYS: usize = 5;
+/// Counter of the vertex rays' prediction records kept for the next step
+/// (`COUNT_PREDICTION_RECORDS`), whether read back or not.
+pub const COUNT_PREDICTION_RECORDS: usize = 6;
+/// Per-slot counts `compact.wgsl` writes for the host's mirror of each slot
+/// (`SLOT_COUNTS`): vertex records of each direction, edge records of each direction, and the edges
+/// at each direction's prediction records.
+pub const SLOT_COUNTS: usize = 6;
 /// Number of counters.
 pub const COUNTERS: usize = 8;
 

@@ -45,14 +45,15 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (7, ReadWrite),
             (8, ReadWrite),
         ],
-        Kernel::FlagEntries => &[(0, Read), (1, ReadWrite), (2, Uniform)],
+        Kernel::FlagEntries => {
+            &[(0, Read), (1, Read), (3, Read), (4, Uniform), (7, ReadWrite), (9, ReadWrite), (27, ReadWrite)]
+        }
         Kernel::ScanBlocks | Kernel::AddBlockSums => &[(0, ReadWrite), (1, ReadWrite), (2, Uniform)],
         Kernel::Compact => &[
-            (0, Read),
-            (1, Read),
             (3, Read),
             (4, Uniform),
             (7, Read),
+            (8, ReadWrite),
             (9, Read),
             (10, ReadWrite),
             (11, ReadWrite),
@@ -60,6 +61,8 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (20, Read),
             (21, Read),
             (22, ReadWrite),
+            (27, Read),
+            (28, ReadWrite),
         ],
         Kernel::PairEnd => &[(3, Read), (4, Uniform), (5, ReadWrite), (9, Read)],
         Kernel::EdgeSelect => &[

@@ -14,10 +14,12 @@
 //! `edge_select` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
 //! traced with the standard tracer, pair direction × record for pairs traced iteratively, then each
 //! pair's edge rays, Mochi 2024 §3.4; `edge_select` gathers the edges to trace) → `edge_step` (one
-//! thread per gathered edge) → `flag_entries` + `scan` (prefix sum) → `compact` (dense
-//! vertex and edge records for the next step, and the rays that found contacts, to read back: 16
-//! bytes each) → `pair_end` (record ranges into the pair table). The host checks that the device
-//! laid out the rays it planned, reads back the compacted rays, makes their contacts with the CPU
+//! thread per gathered edge) → `flag_entries` (what is kept as a record, and what of it is read
+//! back: the predictions surely beyond the prediction distance are not) + two `scan`s (prefix sums)
+//! → `compact` (dense vertex and edge records for the next step; the rays that make contacts, to
+//! read back, 16 bytes each; each slot's record counts) → `pair_end` (record ranges into the pair
+//! table). The host checks that the device laid out the rays it planned, reads back the compacted
+//! rays and the slots' counts (its mirror of each slot, for the next step's plan), makes their contacts with the CPU
 //! backend's re-projection from the meshes it keeps (a crossing edge traced again), and reduces them
 //! to manifolds with the same code. It traces the motion rays while the device works.
 
@@ -134,10 +136,17 @@ struct StepBuffers {
     edge_jobs: GrowBuffer<GpuEdgeJob>,
     entries: GrowBuffer<GpuEntryHit>,
     counters: wgpu::Buffer,
+    /// The records' flags (`flag_entries.wgsl`), then their exclusive scan: each record's place.
     scan: GrowBuffer<u32>,
     scan_levels: ScanBuffers,
+    /// The flags of what is read back, then their scan: each read-back record's place.
+    read_scan: GrowBuffer<u32>,
+    read_scan_levels: ScanBuffers,
+    /// Each slot's [`SLOT_COUNTS`] counts (`compact.wgsl`), read back for the host's mirror.
+    slot_counts: GrowBuffer<u32>,
     contacts: GrowBuffer<GpuContactOut>,
     small_staging: wgpu::Buffer,
+    small_staging_bytes: u64,
     big_staging: wgpu::Buffer,
     big_staging_bytes: u64,
 }
@@ -181,6 +190,8 @@ struct PendingGpu {
     /// ([`GpuNarrowPhase::submit_into`]).
     submission: Option<wgpu::SubmissionIndex>,
     small_rx: MapReceiver,
+    /// Bytes of the small read (its totals, counters, timestamps and slot counts).
+    small_bytes: u64,
     big_rx: Option<MapReceiver>,
     estimate: u64,
     passes: Vec<&'static str>,
@@ -190,6 +201,13 @@ struct PendingGpu {
     /// The second read that [`GpuNarrowPhase::try_collect`] started for contacts beyond the first
     /// guess, with their recompaction when they outgrew the outputs.
     reread: Option<Reread>,
+}
+
+/// A step's records (kept for the next step) and, of them, those read back, from the scans' totals.
+#[derive(Clone, Copy, Debug)]
+struct Totals {
+    kept: u64,
+    read: u64,
 }
 
 /// A second read of the step's contacts, in flight.
@@ -222,6 +240,9 @@ pub struct GpuNarrowPhase {
     bufs: StepBuffers,
     cur: usize,
     last_total: u64,
+    /// The records the last step read back (those that make contacts): the first read is sized
+    /// from it.
+    last_read: u64,
     timestamps: Option<Timestamps>,
     last_timings: KernelTimings,
     last_host: HostPhases,
@@ -307,8 +328,12 @@ impl GpuNarrowPhase {
             }),
             scan: GrowBuffer::new(device, "rtcd:buffer:scan", usage, 4097),
             scan_levels: ScanBuffers::new(device),
+            read_scan: GrowBuffer::new(device, "rtcd:buffer:read_scan", usage, 4097),
+            read_scan_levels: ScanBuffers::new(device),
+            slot_counts: GrowBuffer::new(device, "rtcd:buffer:slot_counts", usage, 6 * 256),
             contacts: GrowBuffer::new(device, "rtcd:buffer:contacts", usage, 4096),
             small_staging: staging("rtcd:buffer:staging_counts", SMALL_STAGING),
+            small_staging_bytes: SMALL_STAGING,
             big_staging: staging(
                 "rtcd:buffer:staging_contacts",
                 4096 * std::mem::size_of::<GpuContactOut>() as u64,
@@ -343,6 +368,7 @@ impl GpuNarrowPhase {
             bufs,
             cur: 0,
             last_total: 0,
+            last_read: 0,
             timestamps,
             last_timings: Vec::new(),
             last_host: HostPhases::default(),
@@ -595,41 +621,48 @@ impl GpuNarrowPhase {
         if let Some(r) = gpu.reread.as_mut() {
             return received(&r.rx, &mut r.done);
         }
-        let total = {
-            let view = self.bufs.small_staging.get_mapped_range(0..4);
-            u64::from(bytemuck::pod_read_unaligned::<u32>(&view[..4]))
+        let totals = {
+            let view = self.bufs.small_staging.get_mapped_range(0..12);
+            let words: [u32; 3] = bytemuck::pod_read_unaligned(&view[..12]);
+            Totals { kept: u64::from(words[0]), read: u64::from(words[2]) }
         };
         let estimate = gpu.estimate;
         let entries = self.pending.as_ref().map_or(0, |p| p.entries);
-        if self.fits_first_read(total, estimate) {
+        if self.fits_first_read(totals, estimate) {
             return Ok(true);
         }
-        let (staging, bytes, rx) = self.start_reread(total, entries)?;
+        let (staging, bytes, rx) = self.start_reread(totals, entries)?;
         if let Some(gpu) = self.pending.as_mut().and_then(|p| p.gpu.as_mut()) {
             gpu.reread = Some(Reread { staging, bytes, rx, done: false });
         }
         Ok(false)
     }
 
-    /// Whether `total` contacts fit the outputs and the first read of `estimate` contacts.
-    fn fits_first_read(&self, total: u64, estimate: u64) -> bool {
-        let next = 1 - self.cur;
-        let overflow = total > self.out_capacity(next);
-        !overflow && total <= estimate
+    /// Whether a step's records fit the outputs and those read back the first read of `estimate`.
+    fn fits_first_read(&self, totals: Totals, estimate: u64) -> bool {
+        !self.overflows(totals) && totals.read <= estimate
     }
 
-    /// Submits the second read of a step's `total` contacts (recompacted first when they outgrew the
-    /// outputs): a staging buffer of their bytes, mapped on the submission. Never waits.
+    /// Whether a step's records outgrew the outputs (next records, contacts).
+    fn overflows(&self, totals: Totals) -> bool {
+        let next = 1 - self.cur;
+        let b = &self.bufs;
+        totals.kept > b.records[next].capacity().min(b.rec_edges.capacity())
+            || totals.read > b.contacts.capacity()
+    }
+
+    /// Submits the second read of a step's records read back (recompacted first when they outgrew
+    /// the outputs): a staging buffer of their bytes, mapped on the submission. Never waits.
     fn start_reread(
         &mut self,
-        total: u64,
+        totals: Totals,
         entries: u32,
     ) -> Result<(wgpu::Buffer, u64, MapReceiver), BackendError> {
         let dev = self.device.clone();
         let mut encoder =
             dev.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:reread") });
-        self.encode_recompact(&mut encoder, total, entries)?;
-        let bytes = total * std::mem::size_of::<GpuContactOut>() as u64;
+        self.encode_recompact(&mut encoder, totals, entries)?;
+        let bytes = totals.read * std::mem::size_of::<GpuContactOut>() as u64;
         let staging = dev.create_buffer(&wgpu::BufferDescriptor {
             label: Some("rtcd:buffer:staging_reread"),
             size: bytes.max(4),
@@ -647,23 +680,24 @@ impl GpuNarrowPhase {
         Ok((staging, bytes, rx))
     }
 
-    /// When `total` contacts outgrew the outputs (next records, contacts): grows them and encodes
-    /// the compaction again (the entries and the scan are intact). Nothing otherwise.
+    /// When a step's records outgrew the outputs (next records, contacts): grows them and encodes
+    /// the compaction again (the entries and the scans are intact; the slots' counts, read with the
+    /// first, are counted again and not read). Nothing otherwise.
     fn encode_recompact(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
-        total: u64,
+        totals: Totals,
         entries: u32,
     ) -> Result<(), BackendError> {
         let next = 1 - self.cur;
-        if total <= self.out_capacity(next) {
+        if !self.overflows(totals) {
             return Ok(());
         }
         let dev = self.device.clone();
         let too_large = |e: GpuError| BackendError::Device(e.to_string());
-        self.bufs.records[next].reserve(&dev, encoder, total, 0).map_err(too_large)?;
-        self.bufs.contacts.reserve(&dev, encoder, total, 0).map_err(too_large)?;
-        self.bufs.rec_edges.reserve(&dev, encoder, total + 1, 0).map_err(too_large)?;
+        self.bufs.records[next].reserve(&dev, encoder, totals.kept, 0).map_err(too_large)?;
+        self.bufs.contacts.reserve(&dev, encoder, totals.read, 0).map_err(too_large)?;
+        self.bufs.rec_edges.reserve(&dev, encoder, totals.kept + 1, 0).map_err(too_large)?;
         encode_compact(
             &dev,
             &self.kernels,
@@ -675,12 +709,6 @@ impl GpuNarrowPhase {
             &mut untimed_pass,
         );
         Ok(())
-    }
-
-    /// How many records and contacts the compaction into `records[next]` can write.
-    fn out_capacity(&self, next: usize) -> u64 {
-        let b = &self.bufs;
-        b.contacts.capacity().min(b.records[next].capacity()).min(b.rec_edges.capacity())
     }
 
     /// `submit` then `collect`.
@@ -883,6 +911,24 @@ impl GpuNarrowPhase {
         // Scan levels: e + 1 elements (the last is 0, so the scan ends with the total).
         let levels = scan::levels(e + 1).map_err(too_large)?;
         upload += b.scan_levels.prepare(&dev, &self.queue, &mut *encoder, &levels).map_err(too_large)?;
+        b.read_scan.reserve(&dev, &mut *encoder, e as u64 + 1, 0).map_err(too_large)?;
+        upload += b.read_scan_levels.prepare(&dev, &self.queue, &mut *encoder, &levels).map_err(too_large)?;
+        let counts_len = SLOT_COUNTS as u64 * p_count as u64;
+        b.slot_counts.reserve(&dev, &mut *encoder, counts_len, 0).map_err(too_large)?;
+        // The small read: totals, counters, timestamps, then the counts of the slots up to the
+        // step's last.
+        let slots_read = jobs.iter().map(|j| j.slot as u64 + 1).max().unwrap_or(0);
+        let small_bytes = SMALL_STAGING + 4 * SLOT_COUNTS as u64 * slots_read;
+        if small_bytes > b.small_staging_bytes {
+            let bytes = small_bytes + small_bytes / 2;
+            b.small_staging = dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rtcd:buffer:staging_counts"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            b.small_staging_bytes = bytes;
+        }
         // The slots' scan: p_count + 1 elements.
         let pair_levels = scan::levels(p_count + 1).map_err(too_large)?;
         upload +=
@@ -899,7 +945,7 @@ impl GpuNarrowPhase {
             pair_count: p_count,
             entry_count: e,
             edge_rays: base.edge_rays as u32,
-            ..Default::default()
+            read_all: opts.record_rays as u32,
         };
         self.queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&gpu_params));
         upload += std::mem::size_of::<GpuParams>() as u64;
@@ -1066,14 +1112,20 @@ impl GpuNarrowPhase {
             let bg = pipe.bind_group(
                 &dev,
                 &[
-                    (0, b.entries.binding()),
-                    (1, b.scan.binding()),
-                    (2, b.scan_levels.params[0].as_entire_binding()),
+                    (0, m.vertices.binding()),
+                    (1, m.triangles.binding()),
+                    (3, pairs_b.clone()),
+                    (4, params_b.clone()),
+                    (7, b.entries.binding()),
+                    (9, b.scan.binding()),
+                    (27, b.read_scan.binding()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(e + 1));
         }
         b.scan_levels.encode(&dev, k, &mut *encoder, b.scan.buffer(), &levels, &mut pass);
+        b.read_scan_levels.encode(&dev, k, &mut *encoder, b.read_scan.buffer(), &levels, &mut pass);
+        encoder.clear_buffer(b.slot_counts.buffer(), 0, Some(4 * counts_len));
         if e > 0 {
             encode_compact(&dev, k, m, b, next, e, &mut *encoder, &mut pass);
         }
@@ -1095,6 +1147,11 @@ impl GpuNarrowPhase {
         // the entries the device laid out, which must be the host's count.
         encoder.copy_buffer_to_buffer(b.scan.buffer(), 4 * e as u64, &b.small_staging, 0, 4);
         encoder.copy_buffer_to_buffer(b.pair_scan.buffer(), 4 * p_count as u64, &b.small_staging, 4, 4);
+        encoder.copy_buffer_to_buffer(b.read_scan.buffer(), 4 * e as u64, &b.small_staging, 8, 4);
+        if slots_read > 0 {
+            let bytes = 4 * SLOT_COUNTS as u64 * slots_read;
+            encoder.copy_buffer_to_buffer(b.slot_counts.buffer(), 0, &b.small_staging, SMALL_STAGING, bytes);
+        }
         encoder.copy_buffer_to_buffer(&b.counters, 0, &b.small_staging, 16, 4 * COUNTERS as u64);
         if let Some(t) = ts {
             let n = passes.len().min(MAX_PASSES as usize) as u32;
@@ -1103,11 +1160,11 @@ impl GpuNarrowPhase {
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
         let estimate = (e as u64)
-            .min((self.last_total + self.last_total / 2).max(FIRST_READ_CONTACTS))
+            .min((self.last_read + self.last_read / 2).max(FIRST_READ_CONTACTS))
             .min(b.big_staging_bytes / contact_size)
             .min(b.contacts.capacity());
         let (small_tx, small_rx) = mpsc::channel();
-        encoder.map_buffer_on_submit(&b.small_staging, wgpu::MapMode::Read, 0..SMALL_STAGING, move |r| {
+        encoder.map_buffer_on_submit(&b.small_staging, wgpu::MapMode::Read, 0..small_bytes, move |r| {
             let _ = small_tx.send(r);
         });
         let big_rx = (estimate > 0).then(|| {
@@ -1139,6 +1196,7 @@ impl GpuNarrowPhase {
             gpu: Some(PendingGpu {
                 submission,
                 small_rx,
+                small_bytes,
                 big_rx,
                 estimate,
                 passes,
@@ -1204,7 +1262,7 @@ impl GpuNarrowPhase {
         };
         // Time blocked on the device, and the bytes mapped back.
         let mut waited = Duration::ZERO;
-        let mut readback = SMALL_STAGING;
+        let mut readback = gpu.small_bytes;
         // What `try_collect` found mapped is not waited for (nor counted).
         let t = Instant::now();
         if let Some(submission) = gpu.submission.clone() {
@@ -1219,9 +1277,10 @@ impl GpuNarrowPhase {
             waited += t.elapsed();
         }
         let b = &self.bufs;
-        let (total, laid_out, counters, timings) = {
-            let view = b.small_staging.get_mapped_range(0..SMALL_STAGING);
+        let (totals, laid_out, counters, timings, slot_counts) = {
+            let view = b.small_staging.get_mapped_range(0..gpu.small_bytes);
             let words: Vec<u32> = bytemuck::pod_collect_to_vec(&view[..16 + 4 * COUNTERS]);
+            let slot_counts: Vec<u32> = bytemuck::pod_collect_to_vec(&view[SMALL_STAGING as usize..]);
             let mut timings = Vec::new();
             if let Some(t) = &self.timestamps {
                 let stamps: Vec<u64> = bytemuck::pod_collect_to_vec(&view[TIMESTAMP_OFFSET as usize..]);
@@ -1230,7 +1289,8 @@ impl GpuNarrowPhase {
                     timings.push((*name, Duration::from_nanos(ns as u64)));
                 }
             }
-            (words[0] as u64, words[1], words[4..4 + COUNTERS].to_vec(), timings)
+            let totals = Totals { kept: u64::from(words[0]), read: u64::from(words[2]) };
+            (totals, words[1], words[4..4 + COUNTERS].to_vec(), timings, slot_counts)
         };
         b.small_staging.unmap();
         if laid_out != pending_entries {
@@ -1247,12 +1307,11 @@ impl GpuNarrowPhase {
             readback += gpu.estimate * std::mem::size_of::<GpuContactOut>() as u64;
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
-        let next = 1 - self.cur;
-        let overflow = total > self.out_capacity(next);
-        let in_staging = !overflow && total <= gpu.estimate;
+        let overflow = self.overflows(totals);
+        let in_staging = !overflow && totals.read <= gpu.estimate;
         let mut contacts: Vec<GpuContactOut> = Vec::new();
-        if in_staging && total > 0 {
-            let view = self.bufs.big_staging.get_mapped_range(0..total * contact_size);
+        if in_staging && totals.read > 0 {
+            let view = self.bufs.big_staging.get_mapped_range(0..totals.read * contact_size);
             contacts = bytemuck::pod_collect_to_vec(&view);
         }
         if gpu.big_rx.is_some() {
@@ -1264,7 +1323,7 @@ impl GpuNarrowPhase {
                 let mut encoder = dev.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("rtcd:recompact"),
                 });
-                self.encode_recompact(&mut encoder, total, entries)?;
+                self.encode_recompact(&mut encoder, totals, entries)?;
                 let index = self.queue.submit([encoder.finish()]);
                 let t = Instant::now();
                 self.wait(index)?;
@@ -1272,7 +1331,7 @@ impl GpuNarrowPhase {
             }
             // More than the first copy guessed: read the whole range (one more round trip), and make
             // the staging buffer big enough for next time.
-            let bytes = total * contact_size;
+            let bytes = totals.read * contact_size;
             let c = match &gpu.reread {
                 // Read by `try_collect`'s second read, mapped by now.
                 Some(r) => {
@@ -1306,13 +1365,15 @@ impl GpuNarrowPhase {
             self.bufs.big_staging_bytes = bigger;
         }
         self.cur = 1 - self.cur;
-        self.last_total = total;
+        self.last_total = totals.kept;
+        self.last_read = totals.read;
         metrics.standard_rays = counters[0] as u64;
         metrics.iterative_rays = counters[1] as u64;
         metrics.predictive_rays = counters[2] as u64;
         metrics.iterative_hits = counters[3] as u64;
         metrics.walk_steps = counters[4] as u64;
         metrics.edge_rays = counters[COUNT_EDGE_RAYS] as u64;
+        metrics.prediction_records = counters[COUNT_PREDICTION_RECORDS] as u64;
         metrics.gpu_time = (!timings.is_empty()).then(|| timings.iter().map(|(_, d)| *d).sum());
         self.last_timings = timings;
 
@@ -1339,7 +1400,7 @@ impl GpuNarrowPhase {
         }
         let params = self.params;
         let meshes = &self.meshes;
-        let results: Vec<PairParsed<SlotCounts>> = ranges
+        let results: Vec<PairParsed> = ranges
             .par_iter()
             .zip(jobs.par_iter())
             .map_init(
@@ -1350,12 +1411,19 @@ impl GpuNarrowPhase {
                 },
             )
             .collect::<Result<_, BackendError>>()?;
-        for (job, (manifolds, rays, kept, m, counts)) in jobs.iter().zip(results) {
+        if let Some(job) = jobs.iter().find(|j| SLOT_COUNTS * (j.slot as usize + 1) > slot_counts.len()) {
+            return Err(BackendError::Readback(format!("no counts read back for slot {}", job.slot)));
+        }
+        for (job, (manifolds, rays, kept, m)) in jobs.iter().zip(results) {
             metrics.add(&m);
+            // What the step leaves the slot (`compact.wgsl`), per direction: vertex records, edge
+            // records, and the edge rays its next iterative step lays out (the edges at its
+            // prediction records, and its edge records).
+            let c = &slot_counts[SLOT_COUNTS * job.slot as usize..][..SLOT_COUNTS];
             let mirror = self.table.mirror_mut(job.slot);
-            mirror.rec_counts = counts.records;
-            mirror.edge_counts = [0, 1].map(|d| counts.edge_records[d] + job.tunnel_counts[d]);
-            mirror.edge_entries = counts.edge_entries;
+            mirror.rec_counts = [c[0], c[1]];
+            mirror.edge_counts = [0, 1].map(|d| c[2 + d] + job.tunnel_counts[d]);
+            mirror.edge_entries = [0, 1].map(|d| c[4 + d] + c[2 + d]);
             let o = &mut outputs[job.input_index];
             o.mode = if job.standard { StepMode::Standard } else { StepMode::Iterative };
             o.manifolds = manifolds;
@@ -1378,16 +1446,8 @@ impl GpuNarrowPhase {
 }
 
 /// A pair's step from its contacts read back ([`parse_pair`]): manifolds, ray debug, kept contacts,
-/// figures, and what its slot's mirror keeps ([`SlotCounts`]).
-type PairParsed<R> = (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics, R);
-
-/// What a pair's step leaves its slot, per direction: vertex records, edge records, and the edge
-/// rays its next iterative step will lay out ([`SlotMirror::edge_entries`]).
-struct SlotCounts {
-    records: [u32; 2],
-    edge_records: [u32; 2],
-    edge_entries: [u32; 2],
-}
+/// figures.
+type PairParsed = (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics);
 
 /// A valid pair of a step with its meshes' places on the device and its slot.
 struct Slotted {
@@ -1539,11 +1599,10 @@ fn encode_compact(
     let bg = pipe.bind_group(
         dev,
         &[
-            (0, meshes.vertices.binding()),
-            (1, meshes.triangles.binding()),
             (3, b.pairs.binding()),
             (4, b.params.as_entire_binding()),
             (7, b.entries.binding()),
+            (8, b.counters.as_entire_binding()),
             (9, b.scan.binding()),
             (10, b.records[next].binding()),
             (11, b.contacts.binding()),
@@ -1551,6 +1610,8 @@ fn encode_compact(
             (20, meshes.vertex_edge_offsets.binding()),
             (21, meshes.vertex_edge_list.binding()),
             (22, b.rec_edges.binding()),
+            (27, b.read_scan.binding()),
+            (28, b.slot_counts.binding()),
         ],
     );
     pass(encoder, pipe, &bg, grid(entries));
@@ -1597,9 +1658,8 @@ fn parse_pair(
     opts: &StepOptions,
     scratch: &mut ReduceScratch,
     candidates: &mut Vec<ContactCandidate>,
-) -> Result<PairParsed<SlotCounts>, BackendError> {
+) -> Result<PairParsed, BackendError> {
     let mut m = StepMetrics::default();
-    let mut counts = SlotCounts { records: [0, 0], edge_records: [0, 0], edge_entries: [0, 0] };
     let mut crossings: Vec<(u32, u32)> = Vec::new();
     let mut rays = Vec::new();
     candidates.clear();
@@ -1616,11 +1676,11 @@ fn parse_pair(
         let dir = ((kind >> 4) & 1) as usize;
         let (from, to) = if dir == 1 { (meshes[1], meshes[0]) } else { (meshes[0], meshes[1]) };
         if (kind >> 2) & 3 == RAY_EDGE {
-            // An edge kept for the next step; a crossing is traced again below.
+            // A crossing, traced again below (with the debug rays, an edge kept for the next step
+            // too, which makes nothing).
             if vertex as usize >= from.mesh.edges().len() {
                 return Err(BackendError::Readback(format!("an edge ray of edge {vertex} out of its mesh")));
             }
-            counts.edge_records[dir] += 1;
             if outcome == OUTCOME_CONTACT {
                 crossings.push((dir as u32, vertex));
             }
@@ -1631,15 +1691,9 @@ fn parse_pair(
         {
             return Err(out_of_meshes(vertex, triangle));
         }
-        counts.records[dir] += 1;
-        if outcome != OUTCOME_CONTACT {
-            // A prediction record: its vertex's edges are the next iterative step's edge rays.
-            counts.edge_entries[dir] += from.mesh.vertex_edges(vertex).len() as u32;
-        }
         // A prediction the device found beyond the prediction distance, or that makes no contact:
-        // its record alone (its ray's contact is made for the debug rays only).
+        // its record alone, read back only with the debug rays (its ray's contact is made for them).
         if outcome != OUTCOME_CONTACT && kind & ENTRY_RECORD_ONLY != 0 && !opts.record_rays {
-            m.prediction_records += 1;
             continue;
         }
         let (cand, ray_dir) = candidate_of(c, &job.pos12, &pos21, meshes, params.reprojection)
@@ -1651,11 +1705,8 @@ fn parse_pair(
             m.cumulative_depth += -dist as f64;
             m.max_depth = m.max_depth.max(-dist);
             candidates.push(cand);
-        } else {
-            m.prediction_records += 1;
-            if dist <= opts.prediction_distance && kind & ENTRY_RECORD_ONLY == 0 {
-                candidates.push(cand);
-            }
+        } else if dist <= opts.prediction_distance && kind & ENTRY_RECORD_ONLY == 0 {
+            candidates.push(cand);
         }
         if opts.record_rays {
             let origin = if dir == 0 { cand.p1 } else { cand.p2 };
@@ -1680,9 +1731,6 @@ fn parse_pair(
                 t,
             });
         }
-    }
-    for d in 0..2 {
-        counts.edge_entries[d] += counts.edge_records[d];
     }
     // The crossing edges, in the CPU backend's order (direction 0's first, each in increasing edge
     // order), traced again from the host's copies of the meshes: the device found them, the host
@@ -1718,7 +1766,7 @@ fn parse_pair(
     }
     m.manifolds = manifolds.len() as u64;
     m.manifold_points = manifolds.iter().map(|x| x.points.len() as u64).sum();
-    Ok((manifolds, rays, kept, m, counts))
+    Ok((manifolds, rays, kept, m))
 }
 
 impl NarrowPhaseBackend for GpuNarrowPhase {
