@@ -26,6 +26,8 @@
 @group(0) @binding(14) var<storage, read> links: array<PairLink>;
 @group(0) @binding(15) var<storage, read> kinds: array<PairStatic>;
 @group(0) @binding(22) var<storage, read> rec_edges: array<u32>;
+// 1 for a slot with entries (its counts come back, pair_end.wgsl), else 0; scanned after.
+@group(0) @binding(29) var<storage, read_write> reporting: array<u32>;
 
 // The edges at the prediction records among `count` records from `first`.
 fn record_edges(first: u32, count: u32) -> u32 {
@@ -48,6 +50,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (p >= params.pair_count) {
         if (p == params.pair_count) {
             counts[p] = 0u;
+            reporting[p] = 0u;
         }
         return;
     }
@@ -57,6 +60,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if ((flags & PAIR_PRESENT) == 0u) {
         pairs[p].step = step;
         counts[p] = 0u;
+        reporting[p] = 0u;
         return;
     }
     let link = links[p];
@@ -88,6 +92,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         }
     }
     counts[p] = step.entries_a + step.entries_b + step.edges_a + step.edges_b;
+    reporting[p] = select(0u, 1u, counts[p] > 0u);
     // pos21 = pos12.inverse(); shape 1's region takes shape 2's clip box through pos21.inverse(), and
     // shape 2's takes shape 1's through pos12.inverse(), as the host computes them.
     let q21 = inverse_q(step.pose12_q);

@@ -1,13 +1,18 @@
 // Kernel, one thread per pair-table slot (those whose pair is not in the step are passed over): after
 // compaction, each direction's vertex records, then each direction's edge records, form contiguous
 // ranges of the new records buffer; store them in the pair's slot for the next step's iterative walk
-// and edge rays.
-#import rtcd::types::{Slot, PAIR_PRESENT}
+// and edge rays. A slot with entries also copies its counts (compact.wgsl) to its place among the
+// step's slots with entries (the scan of pair_assemble.wgsl's flags), for the host: a slot without
+// entries has none to report.
+#import rtcd::types::{Slot, PAIR_PRESENT, SLOT_COUNTS}
 #import rtcd::math::linear_index
 #import rtcd::pairs::{pairs, params}
 
 @group(0) @binding(5) var<storage, read_write> slots: array<Slot>;
 @group(0) @binding(9) var<storage, read> offsets: array<u32>;
+@group(0) @binding(28) var<storage, read> slot_counts: array<u32>;
+@group(0) @binding(29) var<storage, read> reporting: array<u32>;
+@group(0) @binding(30) var<storage, read_write> reported: array<u32>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
@@ -33,4 +38,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     slots[st.slot].edge_count_a = d - c;
     slots[st.slot].edge_offset_b = d;
     slots[st.slot].edge_count_b = e - d;
+    if (st.entries_a + st.entries_b + st.edges_a + st.edges_b > 0u) {
+        let k = reporting[p];
+        for (var n = 0u; n < SLOT_COUNTS; n++) {
+            reported[SLOT_COUNTS * k + n] = slot_counts[SLOT_COUNTS * p + n];
+        }
+    }
 }

@@ -29,6 +29,7 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (14, Read),
             (15, Read),
             (22, Read),
+            (29, ReadWrite),
         ],
         Kernel::PairLayout => &[(3, ReadWrite), (4, Uniform), (9, Read)],
         Kernel::PairBegin => &[(3, Read), (4, Uniform), (5, ReadWrite)],
@@ -64,7 +65,9 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (27, Read),
             (28, ReadWrite),
         ],
-        Kernel::PairEnd => &[(3, Read), (4, Uniform), (5, ReadWrite), (9, Read)],
+        Kernel::PairEnd => {
+            &[(3, Read), (4, Uniform), (5, ReadWrite), (9, Read), (28, Read), (29, Read), (30, ReadWrite)]
+        }
         Kernel::EdgeSelect => &[
             (0, Read),
             (3, Read),

@@ -142,8 +142,14 @@ struct StepBuffers {
     /// The flags of what is read back, then their scan: each read-back record's place.
     read_scan: GrowBuffer<u32>,
     read_scan_levels: ScanBuffers,
-    /// Each slot's [`SLOT_COUNTS`] counts (`compact.wgsl`), read back for the host's mirror.
+    /// Each slot's [`SLOT_COUNTS`] counts (`compact.wgsl`).
     slot_counts: GrowBuffer<u32>,
+    /// 1 for each slot with entries (`pair_assemble.wgsl`), then their exclusive scan: each such
+    /// slot's place among them.
+    active_scan: GrowBuffer<u32>,
+    active_scan_levels: ScanBuffers,
+    /// The counts of the slots with entries, in slot order (`pair_end.wgsl`): what is read back.
+    reported: GrowBuffer<u32>,
     contacts: GrowBuffer<GpuContactOut>,
     small_staging: wgpu::Buffer,
     small_staging_bytes: u64,
@@ -168,6 +174,8 @@ struct Job {
     approach: Vec3,
     /// The slot's tunnels per direction after the motion rays, for its mirror.
     tunnel_counts: [u32; 2],
+    /// Whether it has entries (rays), so that its slot's counts come back (`pair_end.wgsl`).
+    reports: bool,
 }
 
 struct Pending {
@@ -331,6 +339,9 @@ impl GpuNarrowPhase {
             read_scan: GrowBuffer::new(device, "rtcd:buffer:read_scan", usage, 4097),
             read_scan_levels: ScanBuffers::new(device),
             slot_counts: GrowBuffer::new(device, "rtcd:buffer:slot_counts", usage, 6 * 256),
+            active_scan: GrowBuffer::new(device, "rtcd:buffer:active_scan", usage, 257),
+            active_scan_levels: ScanBuffers::new(device),
+            reported: GrowBuffer::new(device, "rtcd:buffer:reported_counts", usage, 6 * 256),
             contacts: GrowBuffer::new(device, "rtcd:buffer:contacts", usage, 4096),
             small_staging: staging("rtcd:buffer:staging_counts", SMALL_STAGING),
             small_staging_bytes: SMALL_STAGING,
@@ -842,6 +853,7 @@ impl GpuNarrowPhase {
                 motion_contacts: Vec::new(),
                 approach: Vec3::ZERO,
                 tunnel_counts: [0, 0],
+                reports: e0 + e1 + x0 + x1 > 0,
             });
             entries += e0 as u64 + e1 as u64 + x0 as u64 + x1 as u64;
             edge_entries += x0 as u64 + x1 as u64;
@@ -915,10 +927,11 @@ impl GpuNarrowPhase {
         upload += b.read_scan_levels.prepare(&dev, &self.queue, &mut *encoder, &levels).map_err(too_large)?;
         let counts_len = SLOT_COUNTS as u64 * p_count as u64;
         b.slot_counts.reserve(&dev, &mut *encoder, counts_len, 0).map_err(too_large)?;
-        // The small read: totals, counters, timestamps, then the counts of the slots up to the
-        // step's last.
-        let slots_read = jobs.iter().map(|j| j.slot as u64 + 1).max().unwrap_or(0);
-        let small_bytes = SMALL_STAGING + 4 * SLOT_COUNTS as u64 * slots_read;
+        b.active_scan.reserve(&dev, &mut *encoder, p_count as u64 + 1, 0).map_err(too_large)?;
+        b.reported.reserve(&dev, &mut *encoder, counts_len, 0).map_err(too_large)?;
+        // The small read: totals, counters, timestamps, then the counts of the slots with entries.
+        let reporting = jobs.iter().filter(|j| j.reports).count() as u64;
+        let small_bytes = SMALL_STAGING + 4 * SLOT_COUNTS as u64 * reporting;
         if small_bytes > b.small_staging_bytes {
             let bytes = small_bytes + small_bytes / 2;
             b.small_staging = dev.create_buffer(&wgpu::BufferDescriptor {
@@ -933,6 +946,10 @@ impl GpuNarrowPhase {
         let pair_levels = scan::levels(p_count + 1).map_err(too_large)?;
         upload +=
             b.pair_scan_levels.prepare(&dev, &self.queue, &mut *encoder, &pair_levels).map_err(too_large)?;
+        upload += b
+            .active_scan_levels
+            .prepare(&dev, &self.queue, &mut *encoder, &pair_levels)
+            .map_err(too_large)?;
         upload += b.kinds.write(&self.queue, first_kind as u64, &new_kinds);
         upload += b.link_changes.write(&self.queue, 0, &link_changes);
         upload += b.slot_flags.write(&self.queue, 0, &slot_flags);
@@ -1004,10 +1021,13 @@ impl GpuNarrowPhase {
                     (14, b.links.binding()),
                     (15, b.kinds.binding()),
                     (22, b.rec_edges.binding()),
+                    (29, b.active_scan.binding()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(p_count + 1));
         }
+        // Each slot with entries' place among them, for its counts' report.
+        b.active_scan_levels.encode(&dev, k, &mut *encoder, b.active_scan.buffer(), &pair_levels, &mut pass);
         // The pairs laid out on the device: each slot's first entry, from the scan of their counts.
         b.pair_scan_levels.encode(&dev, k, &mut *encoder, b.pair_scan.buffer(), &pair_levels, &mut pass);
         {
@@ -1138,6 +1158,9 @@ impl GpuNarrowPhase {
                     (4, params_b.clone()),
                     (5, slots.as_entire_binding()),
                     (9, b.scan.binding()),
+                    (28, b.slot_counts.binding()),
+                    (29, b.active_scan.binding()),
+                    (30, b.reported.binding()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(p_count));
@@ -1148,9 +1171,9 @@ impl GpuNarrowPhase {
         encoder.copy_buffer_to_buffer(b.scan.buffer(), 4 * e as u64, &b.small_staging, 0, 4);
         encoder.copy_buffer_to_buffer(b.pair_scan.buffer(), 4 * p_count as u64, &b.small_staging, 4, 4);
         encoder.copy_buffer_to_buffer(b.read_scan.buffer(), 4 * e as u64, &b.small_staging, 8, 4);
-        if slots_read > 0 {
-            let bytes = 4 * SLOT_COUNTS as u64 * slots_read;
-            encoder.copy_buffer_to_buffer(b.slot_counts.buffer(), 0, &b.small_staging, SMALL_STAGING, bytes);
+        if reporting > 0 {
+            let bytes = 4 * SLOT_COUNTS as u64 * reporting;
+            encoder.copy_buffer_to_buffer(b.reported.buffer(), 0, &b.small_staging, SMALL_STAGING, bytes);
         }
         encoder.copy_buffer_to_buffer(&b.counters, 0, &b.small_staging, 16, 4 * COUNTERS as u64);
         if let Some(t) = ts {
@@ -1411,15 +1434,26 @@ impl GpuNarrowPhase {
                 },
             )
             .collect::<Result<_, BackendError>>()?;
-        if let Some(job) = jobs.iter().find(|j| SLOT_COUNTS * (j.slot as usize + 1) > slot_counts.len()) {
-            return Err(BackendError::Readback(format!("no counts read back for slot {}", job.slot)));
+        // The counts come back for the slots with entries, in slot order.
+        let mut reporting: Vec<u32> = jobs.iter().filter(|j| j.reports).map(|j| j.slot).collect();
+        reporting.sort_unstable();
+        if SLOT_COUNTS * reporting.len() != slot_counts.len() {
+            return Err(BackendError::Readback(format!(
+                "{} slots' counts read back for {} slots with rays",
+                slot_counts.len() / SLOT_COUNTS,
+                reporting.len()
+            )));
         }
+        let none = [0u32; SLOT_COUNTS];
         for (job, (manifolds, rays, kept, m)) in jobs.iter().zip(results) {
             metrics.add(&m);
             // What the step leaves the slot (`compact.wgsl`), per direction: vertex records, edge
             // records, and the edge rays its next iterative step lays out (the edges at its
-            // prediction records, and its edge records).
-            let c = &slot_counts[SLOT_COUNTS * job.slot as usize..][..SLOT_COUNTS];
+            // prediction records, and its edge records). A slot without rays keeps none.
+            let c = match reporting.binary_search(&job.slot) {
+                Ok(k) if job.reports => &slot_counts[SLOT_COUNTS * k..][..SLOT_COUNTS],
+                _ => &none[..],
+            };
             let mirror = self.table.mirror_mut(job.slot);
             mirror.rec_counts = [c[0], c[1]];
             mirror.edge_counts = [0, 1].map(|d| c[2 + d] + job.tunnel_counts[d]);
