@@ -98,7 +98,10 @@ pub struct HostPhases {
 /// the rest with a second one.
 pub const FIRST_READ_CONTACTS: u64 = 256;
 
-const MAX_PASSES: u32 = 24;
+/// Passes a step can have, each timed: about 13 kernels, and five scans (entries, entries read
+/// back, slots, slots with rays, records) of at most 4 levels each (1,024 elements a block, u32
+/// counts), each level a pass down and all but the last one back up.
+const MAX_PASSES: u32 = 13 + 5 * 7;
 const SMALL_STAGING: u64 = 256 + 16 * MAX_PASSES as u64;
 const TIMESTAMP_OFFSET: u64 = 256;
 
@@ -980,6 +983,7 @@ impl GpuNarrowPhase {
                         bg: &wgpu::BindGroup,
                         groups: (u32, u32)| {
             let q = passes.len() as u32;
+            debug_assert!(q < MAX_PASSES, "a step's passes beyond the {MAX_PASSES} timed");
             let timestamp_writes = ts.filter(|_| q < MAX_PASSES).map(|t| wgpu::ComputePassTimestampWrites {
                 query_set: &t.set,
                 beginning_of_pass_write_index: Some(2 * q),

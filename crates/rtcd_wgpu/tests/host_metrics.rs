@@ -62,6 +62,11 @@ fn steps_report_host_time_wait_and_bytes() {
             m.readback_bytes,
             m.contact_rays
         );
+        // Every pass of the step is timed, to the last.
+        if gpu.has_timestamps() {
+            let t = gpu.last_kernel_timings();
+            assert_eq!(t.last().map(|k| k.0), Some("rtcd:kernel:pair_end"), "step {step}: {t:?}");
+        }
         let c = cpu.step(&[pair], &StepOptions::default()).metrics;
         assert_eq!((c.host_time, c.device_wait, c.upload_bytes, c.readback_bytes), (None, None, 0, 0));
     }
