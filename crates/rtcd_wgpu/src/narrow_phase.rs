@@ -102,8 +102,10 @@ pub const FIRST_READ_CONTACTS: u64 = 256;
 /// back, slots, slots with rays, records) of at most 4 levels each (1,024 elements a block, u32
 /// counts), each level a pass down and all but the last one back up.
 const MAX_PASSES: u32 = 13 + 5 * 7;
-const SMALL_STAGING: u64 = 256 + 16 * MAX_PASSES as u64;
-const TIMESTAMP_OFFSET: u64 = 256;
+/// The small read: totals and counters in its first bytes, then the slots' counts, then the passes'
+/// timestamps; only what a step uses is read.
+const COUNTS_OFFSET: u64 = 256;
+const SMALL_STAGING: u64 = COUNTS_OFFSET + 16 * MAX_PASSES as u64;
 
 struct Timestamps {
     set: wgpu::QuerySet,
@@ -201,8 +203,10 @@ struct PendingGpu {
     /// ([`GpuNarrowPhase::submit_into`]).
     submission: Option<wgpu::SubmissionIndex>,
     small_rx: MapReceiver,
-    /// Bytes of the small read (its totals, counters, timestamps and slot counts).
+    /// Bytes of the small read (its totals, counters, slot counts and timestamps).
     small_bytes: u64,
+    /// Where the slot counts end and the timestamps begin in it.
+    stamps_offset: u64,
     big_rx: Option<MapReceiver>,
     estimate: u64,
     passes: Vec<&'static str>,
@@ -934,9 +938,10 @@ impl GpuNarrowPhase {
         b.reported.reserve(&dev, &mut *encoder, counts_len, 0).map_err(too_large)?;
         // The small read: totals, counters, timestamps, then the counts of the slots with entries.
         let reporting = jobs.iter().filter(|j| j.reports).count() as u64;
-        let small_bytes = SMALL_STAGING + 4 * SLOT_COUNTS as u64 * reporting;
-        if small_bytes > b.small_staging_bytes {
-            let bytes = small_bytes + small_bytes / 2;
+        let stamps_offset = COUNTS_OFFSET + 4 * SLOT_COUNTS as u64 * reporting;
+        let small_capacity = SMALL_STAGING + 4 * SLOT_COUNTS as u64 * reporting;
+        if small_capacity > b.small_staging_bytes {
+            let bytes = small_capacity + small_capacity / 2;
             b.small_staging = dev.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("rtcd:buffer:staging_counts"),
                 size: bytes,
@@ -1177,13 +1182,15 @@ impl GpuNarrowPhase {
         encoder.copy_buffer_to_buffer(b.read_scan.buffer(), 4 * e as u64, &b.small_staging, 8, 4);
         if reporting > 0 {
             let bytes = 4 * SLOT_COUNTS as u64 * reporting;
-            encoder.copy_buffer_to_buffer(b.reported.buffer(), 0, &b.small_staging, SMALL_STAGING, bytes);
+            encoder.copy_buffer_to_buffer(b.reported.buffer(), 0, &b.small_staging, COUNTS_OFFSET, bytes);
         }
         encoder.copy_buffer_to_buffer(&b.counters, 0, &b.small_staging, 16, 4 * COUNTERS as u64);
+        let mut small_bytes = stamps_offset;
         if let Some(t) = ts {
             let n = passes.len().min(MAX_PASSES as usize) as u32;
             encoder.resolve_query_set(&t.set, 0..2 * n, &t.resolve, 0);
-            encoder.copy_buffer_to_buffer(&t.resolve, 0, &b.small_staging, TIMESTAMP_OFFSET, 16 * n as u64);
+            encoder.copy_buffer_to_buffer(&t.resolve, 0, &b.small_staging, stamps_offset, 16 * n as u64);
+            small_bytes += 16 * n as u64;
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
         let estimate = (e as u64)
@@ -1224,6 +1231,7 @@ impl GpuNarrowPhase {
                 submission,
                 small_rx,
                 small_bytes,
+                stamps_offset,
                 big_rx,
                 estimate,
                 passes,
@@ -1307,10 +1315,11 @@ impl GpuNarrowPhase {
         let (totals, laid_out, counters, timings, slot_counts) = {
             let view = b.small_staging.get_mapped_range(0..gpu.small_bytes);
             let words: Vec<u32> = bytemuck::pod_collect_to_vec(&view[..16 + 4 * COUNTERS]);
-            let slot_counts: Vec<u32> = bytemuck::pod_collect_to_vec(&view[SMALL_STAGING as usize..]);
+            let slot_counts: Vec<u32> =
+                bytemuck::pod_collect_to_vec(&view[COUNTS_OFFSET as usize..gpu.stamps_offset as usize]);
             let mut timings = Vec::new();
             if let Some(t) = &self.timestamps {
-                let stamps: Vec<u64> = bytemuck::pod_collect_to_vec(&view[TIMESTAMP_OFFSET as usize..]);
+                let stamps: Vec<u64> = bytemuck::pod_collect_to_vec(&view[gpu.stamps_offset as usize..]);
                 for (q, name) in gpu.passes.iter().enumerate().take(MAX_PASSES as usize) {
                     let ns = stamps[2 * q + 1].saturating_sub(stamps[2 * q]) as f64 * t.period as f64;
                     timings.push((*name, Duration::from_nanos(ns as u64)));
