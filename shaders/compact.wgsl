@@ -4,12 +4,11 @@
 // each; the host makes the contacts), so readback grows with the contacts, not the rays nor the
 // records. Each record also gets the edges its next step's edge rays test from it (Mochi 2024 §3.4):
 // the casting vertex's edges for a vertex ray's prediction, else 0 (rec_edges, scanned by the next
-// step). And each slot counts its records for the host's mirror (SLOT_COUNTS per slot: vertex
-// records, edge records and those edges, per direction), and the step its prediction records: the
-// host no longer sees the records it does not read back. They are counted before the outputs'
-// bounds, so a step whose outputs overflow counts them all (a second compaction's counts are not
-// read).
-#import rtcd::types::{EntryHit, Record, ContactOut, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, CONTACT_KIND_BITS, ENTRY_RECORD_ONLY, RAY_EDGE, COUNT_PREDICTION_RECORDS, SLOT_COUNTS}
+// step). And each slot sums those edges per direction (edge_sums, two a slot; pair_end.wgsl reports
+// them with its record counts), and the step counts its prediction records: the host no longer sees
+// the records it does not read back. They are counted before the outputs' bounds, so a step whose
+// outputs overflow counts them all (a second compaction's counts are not read).
+#import rtcd::types::{EntryHit, Record, ContactOut, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, CONTACT_KIND_BITS, ENTRY_RECORD_ONLY, RAY_EDGE, COUNT_PREDICTION_RECORDS}
 #import rtcd::edge_geometry::vertex_degree
 #import rtcd::math::linear_index
 #import rtcd::pairs::{pairs, params, find_pair, from_mesh}
@@ -21,7 +20,7 @@
 @group(0) @binding(11) var<storage, read_write> contacts: array<ContactOut>;
 @group(0) @binding(22) var<storage, read_write> rec_edges: array<u32>;
 @group(0) @binding(27) var<storage, read> read_offsets: array<u32>;
-@group(0) @binding(28) var<storage, read_write> slot_counts: array<atomic<u32>>;
+@group(0) @binding(28) var<storage, read_write> edge_sums: array<atomic<u32>>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
@@ -39,15 +38,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let dir = (kind >> 4u) & 1u;
     let p = find_pair(i);
     var edges = 0u;
-    if (((kind >> 2u) & 3u) == RAY_EDGE) {
-        atomicAdd(&slot_counts[SLOT_COUNTS * p + 2u + dir], 1u);
-    } else {
-        atomicAdd(&slot_counts[SLOT_COUNTS * p + dir], 1u);
-        if (prediction) {
-            edges = vertex_degree(from_mesh(pairs[p], dir), hit.vertex);
-            atomicAdd(&slot_counts[SLOT_COUNTS * p + 4u + dir], edges);
-            atomicAdd(&counters[COUNT_PREDICTION_RECORDS], 1u);
-        }
+    if (prediction && ((kind >> 2u) & 3u) != RAY_EDGE) {
+        edges = vertex_degree(from_mesh(pairs[p], dir), hit.vertex);
+        atomicAdd(&edge_sums[2u * p + dir], edges);
+        atomicAdd(&counters[COUNT_PREDICTION_RECORDS], 1u);
     }
     // The outputs are sized from an estimate; past it, nothing is written and the host grows the
     // buffers and runs this pass again (the scans and the entries are still valid).

@@ -4,7 +4,7 @@
 // prediction the host makes a contact of. A prediction whose re-projected distance (2014 §3.2,
 // rtcd::contact::ray_depth) is surely beyond the step's prediction distance is marked
 // ENTRY_RECORD_ONLY here: the host would drop its contact, so it is not read back (its record stays
-// on the device, and compact.wgsl counts it for its slot). Kept edges are record-only already.
+// on the device, and pair_end.wgsl counts it for its slot). Kept edges are record-only already.
 // With params.read_all (the debug rays) every record is read back.
 #import rtcd::types::{EntryHit, OUTCOME_CONTACT, OUTCOME_PREDICTION, ENTRY_RECORD_ONLY}
 #import rtcd::math::{linear_index, quat_rotate}

@@ -1,16 +1,17 @@
 // Kernel, one thread per pair-table slot (those whose pair is not in the step are passed over): after
 // compaction, each direction's vertex records, then each direction's edge records, form contiguous
 // ranges of the new records buffer; store them in the pair's slot for the next step's iterative walk
-// and edge rays. A slot with entries also copies its counts (compact.wgsl) to its place among the
-// step's slots with entries (the scan of pair_assemble.wgsl's flags), for the host: a slot without
-// entries has none to report.
+// and edge rays. A slot with entries also reports, at its place among the step's slots with entries
+// (the scan of pair_assemble.wgsl's flags), what its mirror on the host keeps: its vertex and edge
+// records of each direction (those ranges' lengths) and the edges at each direction's prediction
+// records (compact.wgsl's sums), SLOT_COUNTS numbers. A slot without entries has none.
 #import rtcd::types::{Slot, PAIR_PRESENT, SLOT_COUNTS}
 #import rtcd::math::linear_index
 #import rtcd::pairs::{pairs, params}
 
 @group(0) @binding(5) var<storage, read_write> slots: array<Slot>;
 @group(0) @binding(9) var<storage, read> offsets: array<u32>;
-@group(0) @binding(28) var<storage, read> slot_counts: array<u32>;
+@group(0) @binding(28) var<storage, read> edge_sums: array<u32>;
 @group(0) @binding(29) var<storage, read> reporting: array<u32>;
 @group(0) @binding(30) var<storage, read_write> reported: array<u32>;
 
@@ -39,9 +40,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     slots[st.slot].edge_offset_b = d;
     slots[st.slot].edge_count_b = e - d;
     if (st.entries_a + st.entries_b + st.edges_a + st.edges_b > 0u) {
-        let k = reporting[p];
-        for (var n = 0u; n < SLOT_COUNTS; n++) {
-            reported[SLOT_COUNTS * k + n] = slot_counts[SLOT_COUNTS * p + n];
-        }
+        let at = SLOT_COUNTS * reporting[p];
+        reported[at] = b - a;
+        reported[at + 1u] = c - b;
+        reported[at + 2u] = d - c;
+        reported[at + 3u] = e - d;
+        reported[at + 4u] = edge_sums[2u * p];
+        reported[at + 5u] = edge_sums[2u * p + 1u];
     }
 }

@@ -53,7 +53,7 @@ const COUNT_WALK_STEPS: u32 = 4u;
 const COUNT_EDGE_RAYS: u32 = 5u;
 // Vertex rays' prediction records kept for the next step (compact.wgsl; read back or not).
 const COUNT_PREDICTION_RECORDS: u32 = 6u;
-// Per-slot counts compact.wgsl writes for the host (vertex records, edge records and the edges at
+// Per-slot counts pair_end.wgsl reports to the host (vertex records, edge records and the edges at
 // prediction records, each per direction).
 const SLOT_COUNTS: u32 = 6u;
 const COUNTERS: u32 = 8u;

@@ -438,9 +438,9 @@ pub const COUNT_EDGE_RAYS: usize = 5;
 /// Counter of the vertex rays' prediction records kept for the next step
 /// (`COUNT_PREDICTION_RECORDS`), whether read back or not.
 pub const COUNT_PREDICTION_RECORDS: usize = 6;
-/// Per-slot counts `compact.wgsl` writes for the host's mirror of each slot
-/// (`SLOT_COUNTS`): vertex records of each direction, edge records of each direction, and the edges
-/// at each direction's prediction records.
+/// Per-slot counts `pair_end.wgsl` reports for the host's mirror of each slot (`SLOT_COUNTS`):
+/// vertex records of each direction, edge records of each direction, and the edges at each
+/// direction's prediction records.
 pub const SLOT_COUNTS: usize = 6;
 /// Number of counters.
 pub const COUNTERS: usize = 8;

@@ -17,11 +17,12 @@
 //! thread per gathered edge) → `flag_entries` (what is kept as a record, and what of it is read
 //! back: the predictions surely beyond the prediction distance are not) + two `scan`s (prefix sums)
 //! → `compact` (dense vertex and edge records for the next step; the rays that make contacts, to
-//! read back, 16 bytes each; each slot's record counts) → `pair_end` (record ranges into the pair
-//! table). The host checks that the device laid out the rays it planned, reads back the compacted
-//! rays and the slots' counts (its mirror of each slot, for the next step's plan), makes their contacts with the CPU
-//! backend's re-projection from the meshes it keeps (a crossing edge traced again), and reduces them
-//! to manifolds with the same code. It traces the motion rays while the device works.
+//! read back, 16 bytes each; each slot's edges at its prediction records) → `pair_end` (record
+//! ranges into the pair table, and the counts of the slots with rays). The host checks that the
+//! device laid out the rays it planned, reads back the compacted rays and the slots' counts (its
+//! mirror of each slot, for the next step's plan), makes the rays' contacts with the CPU backend's
+//! re-projection from the meshes it keeps (a crossing edge traced again), and reduces them to
+//! manifolds with the same code. It traces the motion rays while the device works.
 
 use std::{
     sync::{
@@ -147,8 +148,8 @@ struct StepBuffers {
     /// The flags of what is read back, then their scan: each read-back record's place.
     read_scan: GrowBuffer<u32>,
     read_scan_levels: ScanBuffers,
-    /// Each slot's [`SLOT_COUNTS`] counts (`compact.wgsl`).
-    slot_counts: GrowBuffer<u32>,
+    /// Each slot's edges at its prediction records, per direction (`compact.wgsl`).
+    edge_sums: GrowBuffer<u32>,
     /// 1 for each slot with entries (`pair_assemble.wgsl`), then their exclusive scan: each such
     /// slot's place among them.
     active_scan: GrowBuffer<u32>,
@@ -345,7 +346,7 @@ impl GpuNarrowPhase {
             scan_levels: ScanBuffers::new(device),
             read_scan: GrowBuffer::new(device, "rtcd:buffer:read_scan", usage, 4097),
             read_scan_levels: ScanBuffers::new(device),
-            slot_counts: GrowBuffer::new(device, "rtcd:buffer:slot_counts", usage, 6 * 256),
+            edge_sums: GrowBuffer::new(device, "rtcd:buffer:edge_sums", usage, 2 * 256),
             active_scan: GrowBuffer::new(device, "rtcd:buffer:active_scan", usage, 257),
             active_scan_levels: ScanBuffers::new(device),
             reported: GrowBuffer::new(device, "rtcd:buffer:reported_counts", usage, 6 * 256),
@@ -699,8 +700,8 @@ impl GpuNarrowPhase {
     }
 
     /// When a step's records outgrew the outputs (next records, contacts): grows them and encodes
-    /// the compaction again (the entries and the scans are intact; the slots' counts, read with the
-    /// first, are counted again and not read). Nothing otherwise.
+    /// the compaction again (the entries and the scans are intact; the slots' edge sums and the
+    /// prediction count, read with the first, are summed again and not read). Nothing otherwise.
     fn encode_recompact(
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
@@ -932,14 +933,14 @@ impl GpuNarrowPhase {
         upload += b.scan_levels.prepare(&dev, &self.queue, &mut *encoder, &levels).map_err(too_large)?;
         b.read_scan.reserve(&dev, &mut *encoder, e as u64 + 1, 0).map_err(too_large)?;
         upload += b.read_scan_levels.prepare(&dev, &self.queue, &mut *encoder, &levels).map_err(too_large)?;
-        let counts_len = SLOT_COUNTS as u64 * p_count as u64;
-        b.slot_counts.reserve(&dev, &mut *encoder, counts_len, 0).map_err(too_large)?;
+        b.edge_sums.reserve(&dev, &mut *encoder, 2 * p_count as u64, 0).map_err(too_large)?;
         b.active_scan.reserve(&dev, &mut *encoder, p_count as u64 + 1, 0).map_err(too_large)?;
-        b.reported.reserve(&dev, &mut *encoder, counts_len, 0).map_err(too_large)?;
-        // The small read: totals, counters, timestamps, then the counts of the slots with entries.
+        // The small read: totals, counters, the counts of the slots with entries, timestamps.
         let reporting = jobs.iter().filter(|j| j.reports).count() as u64;
-        let stamps_offset = COUNTS_OFFSET + 4 * SLOT_COUNTS as u64 * reporting;
-        let small_capacity = SMALL_STAGING + 4 * SLOT_COUNTS as u64 * reporting;
+        let counts_len = SLOT_COUNTS as u64 * reporting;
+        b.reported.reserve(&dev, &mut *encoder, counts_len, 0).map_err(too_large)?;
+        let stamps_offset = COUNTS_OFFSET + 4 * counts_len;
+        let small_capacity = SMALL_STAGING + 4 * counts_len;
         if small_capacity > b.small_staging_bytes {
             let bytes = small_capacity + small_capacity / 2;
             b.small_staging = dev.create_buffer(&wgpu::BufferDescriptor {
@@ -1154,7 +1155,7 @@ impl GpuNarrowPhase {
         }
         b.scan_levels.encode(&dev, k, &mut *encoder, b.scan.buffer(), &levels, &mut pass);
         b.read_scan_levels.encode(&dev, k, &mut *encoder, b.read_scan.buffer(), &levels, &mut pass);
-        encoder.clear_buffer(b.slot_counts.buffer(), 0, Some(4 * counts_len));
+        encoder.clear_buffer(b.edge_sums.buffer(), 0, Some(8 * p_count as u64));
         if e > 0 {
             encode_compact(&dev, k, m, b, next, e, &mut *encoder, &mut pass);
         }
@@ -1167,7 +1168,7 @@ impl GpuNarrowPhase {
                     (4, params_b.clone()),
                     (5, slots.as_entire_binding()),
                     (9, b.scan.binding()),
-                    (28, b.slot_counts.binding()),
+                    (28, b.edge_sums.binding()),
                     (29, b.active_scan.binding()),
                     (30, b.reported.binding()),
                 ],
@@ -1460,7 +1461,7 @@ impl GpuNarrowPhase {
         let none = [0u32; SLOT_COUNTS];
         for (job, (manifolds, rays, kept, m)) in jobs.iter().zip(results) {
             metrics.add(&m);
-            // What the step leaves the slot (`compact.wgsl`), per direction: vertex records, edge
+            // What the step leaves the slot (`pair_end.wgsl`), per direction: vertex records, edge
             // records, and the edge rays its next iterative step lays out (the edges at its
             // prediction records, and its edge records). A slot without rays keeps none.
             let c = match reporting.binary_search(&job.slot) {
@@ -1658,7 +1659,7 @@ fn encode_compact(
             (21, meshes.vertex_edge_list.binding()),
             (22, b.rec_edges.binding()),
             (27, b.read_scan.binding()),
-            (28, b.slot_counts.binding()),
+            (28, b.edge_sums.binding()),
         ],
     );
     pass(encoder, pipe, &bg, grid(entries));
