@@ -33,6 +33,36 @@ fn forward(to: MeshRef, o: vec3<f32>, d: vec3<f32>, len: f32) -> Fwd {
     return Fwd(h.fwd_tri, h.fwd_t, n, dot(d, n) > 0.0);
 }
 
+// The nearest hits behind and ahead of `o` along `d`, within `back` and `fwd`: for a line that has
+// them both, whether the one behind is an exit (`d · n > 0`) and the one ahead an entry, with their
+// triangles, signed distances and normals (rtcd::trace::LineHits).
+struct Around {
+    found: bool,
+    back_tri: u32,
+    back_t: f32,
+    back_n: vec3<f32>,
+    back_exit: bool,
+    fwd_tri: u32,
+    fwd_t: f32,
+    fwd_n: vec3<f32>,
+    fwd_exit: bool,
+}
+
+fn around(to: MeshRef, o: vec3<f32>, d: vec3<f32>, back: f32, fwd: f32) -> Around {
+#ifdef TRACER_BVH
+    let h = trace_bvh(to, o, d, back, fwd);
+#else
+    let h = trace_brute(to, o, d, back, fwd);
+#endif
+    let z = vec3<f32>(0.0);
+    if (h.fwd_tri == NONE || h.back_tri == NONE) {
+        return Around(false, NONE, 0.0, z, false, NONE, 0.0, z, false);
+    }
+    let nb = triangle_of(to, h.back_tri).n.xyz;
+    let nf = triangle_of(to, h.fwd_tri).n.xyz;
+    return Around(true, h.back_tri, -h.back_t, nb, dot(d, nb) > 0.0, h.fwd_tri, h.fwd_t, nf, dot(d, nf) > 0.0);
+}
+
 fn root_min(to: MeshRef) -> vec3<f32> {
     let r = bvh_nodes[to.bvh_offset];
     return vec3<f32>(r.min_x, r.min_y, r.min_z);
@@ -172,13 +202,50 @@ fn edge_crossing(src: MeshRef, to: MeshRef, q: vec4<f32>, t: vec4<f32>, end_a: u
     if (h_out.from_inside || t_out <= h_in.t) {
         return result_of(EDGE_TOUCHING);
     }
-    let ridge = ridge_contact(p0, e, h_in.t, h_in.n, t_out, h_out.n);
+    // A line inside a body that is not convex in several stretches (rtcd::detect::edge's
+    // traced_crossing): the middle of the first entry and the last exit is then outside; the first
+    // and the last stretch are each a crossing, and the deeper is the edge's.
+    let t_mid = 0.5 * (h_in.t + t_out);
+    let half = 0.5 * (t_out - h_in.t);
+    let ar = around(to, p0 + e * t_mid, e, half, half);
+    if (ar.found && ar.back_exit && !ar.fwd_exit) {
+        let first = stretch_crossing(to, ext, p0, e, len, h_in.t, h_in.tri, h_in.n, t_mid + ar.back_t, ar.back_n);
+        let last = stretch_crossing(to, ext, p0, e, len, t_mid + ar.fwd_t, ar.fwd_tri, ar.fwd_n, t_out, h_out.n);
+        return deeper(first, last);
+    }
+    return stretch_crossing(to, ext, p0, e, len, h_in.t, h_in.tri, h_in.n, t_out, h_out.n);
+}
+
+// Of two tests of one edge, the crossing, or the deeper of two (the first where equally deep).
+fn deeper(x: EdgeOut, y: EdgeOut) -> EdgeOut {
+    if (x.kind == EDGE_CROSSING && y.kind == EDGE_CROSSING) {
+        if (y.depth > x.depth) {
+            return y;
+        }
+        return x;
+    }
+    if (x.kind == EDGE_CROSSING) {
+        return x;
+    }
+    if (y.kind == EDGE_CROSSING) {
+        return y;
+    }
+    return result_of(EDGE_TOUCHING);
+}
+
+// The crossing of the stretch of the line p0 + s e inside `to` from t_in (entering through
+// triangle tri_in, normal n_in) to t_out (leaving through a face of normal n_out): the ridge of the
+// two faces, or the ways out as through a slab (rtcd::detect::edge's stretch_crossing). `ext` is
+// the extent of `to`'s box.
+fn stretch_crossing(to: MeshRef, ext: vec3<f32>, p0: vec3<f32>, e: vec3<f32>, len: f32, t_in: f32, tri_in: u32,
+                    n_in: vec3<f32>, t_out: f32, n_out: vec3<f32>) -> EdgeOut {
+    let ridge = ridge_contact(p0, e, t_in, n_in, t_out, n_out);
     if (ridge.found) {
         let check = forward(to, ridge.point, ridge.n, 2.0 * ridge.depth + len);
         if (check.tri != NONE && check.from_inside
             && abs(check.t - ridge.depth) <= 0.1 * ridge.depth + 1e-6 * len) {
             var out = result_of(EDGE_CROSSING);
-            out.triangle = h_in.tri;
+            out.triangle = tri_in;
             out.depth = ridge.depth;
             out.point = vec4<f32>(ridge.point, 0.0);
             out.normal = vec4<f32>(ridge.n, 0.0);
@@ -186,10 +253,10 @@ fn edge_crossing(src: MeshRef, to: MeshRef, q: vec4<f32>, t: vec4<f32>, end_a: u
         }
     }
     // No ridge where the faces meet: the ways out of the stretch inside, as through a slab.
-    let p_in = p0 + e * h_in.t;
+    let p_in = p0 + e * t_in;
     let p_out = p0 + e * t_out;
     let mid = 0.5 * (p_in + p_out);
-    var a = h_in.n - e * dot(h_in.n, e);
+    var a = n_in - e * dot(n_in, e);
     if (dot(a, a) > 1e-8) {
         a = normalize(a);
     } else {

@@ -71,6 +71,41 @@ fn crossed_cubes_give_the_edge_contact_on_the_device() {
     }
 }
 
+/// A plank across a ring (`rtcd::detect::edge`'s analytic case): its four long edges pass through
+/// the ring's tube on both sides of the hole, so each line is inside the body in two stretches
+/// with the hole between. Each is one crossing, up out of the tube, on the device as on the host.
+#[test]
+fn a_plank_across_a_ring_crosses_its_tube_on_the_device() {
+    let ring = mesh("ring", shapes::torus(1.0, 0.3, 48, 24));
+    let plank = mesh("plank", shapes::cuboid(Vec3::new(2.0, 0.01, 0.05)));
+    for tracer in [TracerKind::Bvh, TracerKind::BruteForce] {
+        let mut gpu = backend(&[&ring, &plank], tracer);
+        let from_to = Pose::from_translation(Vec3::new(0.02, 0.26, 0.03));
+        let rays: Vec<EdgeRay> = (0..plank.edges().len() as u32)
+            .map(|edge| EdgeRay { from: &plank, to: &ring, from_to, edge })
+            .collect();
+        let device = gpu.edge_crossings(&rays).unwrap();
+        let mut crossings = 0;
+        for (k, d) in device.iter().enumerate() {
+            let host = edge_crossing(&plank, &ring, &from_to, k as u32, tracer);
+            match (d, host) {
+                (EdgeTest::Crossing(d), EdgeTest::Crossing(h)) => {
+                    crossings += 1;
+                    assert!(d.normal.y > 0.7, "{tracer:?}: edge {k} leaves by {}", d.normal);
+                    assert!((d.depth - h.depth).abs() < 1e-4, "{tracer:?}: edge {k}: {d:?} vs {h:?}");
+                    assert!((d.normal - h.normal).length() < 1e-4, "{tracer:?}: edge {k}: {d:?} vs {h:?}");
+                }
+                (d, h) => assert_eq!(
+                    std::mem::discriminant(d),
+                    std::mem::discriminant(&h),
+                    "{tracer:?}: edge {k}: device {d:?}, host {h:?}"
+                ),
+            }
+        }
+        assert_eq!(crossings, 4, "{tracer:?}: {device:?}");
+    }
+}
+
 #[derive(Default)]
 struct Tally {
     rays: usize,

@@ -112,29 +112,71 @@ fn traced_crossing(to: &RtcdMesh, tracer: TracerKind, edge: u32, p0: Vec3, p1: V
         // The second end is inside, or the two hits are one grazing touch.
         return EdgeTest::Touching;
     }
+    // A line through a body that is not convex (a plank across a tyre, through its tube on both
+    // sides of the hole) can be inside it in several stretches: the first entry and the last exit
+    // then bound a stretch that is partly outside, whose middle is outside. Seen from that middle,
+    // the nearest face ahead is an entry and the nearest behind an exit: the first stretch ends
+    // there and the last begins there, and each is a crossing of its own; the deeper is the
+    // edge's. Otherwise (the middle inside) the whole stretch is one crossing.
+    let (t_mid, half) = (0.5 * (h_in.t + t_out), 0.5 * (t_out - h_in.t));
+    let around = tracer.trace_line(to, &Ray::new(p0 + e * t_mid, e), half, half, NO_SKIP);
+    let stretch = |entry: (f32, u32, Vec3), exit: (f32, Vec3)| {
+        stretch_crossing(to, tracer, edge, (p0, e, len), entry, exit)
+    };
+    match (around.backward, around.forward) {
+        (Some(b), Some(f)) if b.from_inside && !f.from_inside => deeper(
+            stretch((h_in.t, h_in.triangle, h_in.normal), (t_mid + b.t, b.normal)),
+            stretch((t_mid + f.t, f.triangle, f.normal), (t_out, h_out.normal)),
+        ),
+        _ => stretch((h_in.t, h_in.triangle, h_in.normal), (t_out, h_out.normal)),
+    }
+}
+
+/// Of two tests of one edge, the crossing, or the deeper of two (the first where equally deep).
+fn deeper(x: EdgeTest, y: EdgeTest) -> EdgeTest {
+    match (x, y) {
+        (EdgeTest::Crossing(a), EdgeTest::Crossing(b)) => {
+            if b.depth > a.depth {
+                y
+            } else {
+                x
+            }
+        }
+        (EdgeTest::Crossing(_), _) => x,
+        (_, EdgeTest::Crossing(_)) => y,
+        _ => EdgeTest::Touching,
+    }
+}
+
+/// The crossing of the stretch of the line `p0 + s e` (unit `e`, the edge `len` long) inside `to`
+/// from `s = t_in`, where it enters through triangle `tri_in` of outward normal `n_in`, to `t_out`,
+/// where it leaves through a face of normal `n_out`: the ridge of the two faces, or the ways out
+/// as through a slab.
+fn stretch_crossing(
+    to: &RtcdMesh,
+    tracer: TracerKind,
+    edge: u32,
+    (p0, e, len): (Vec3, Vec3, f32),
+    (t_in, tri_in, n_in): (f32, u32, Vec3),
+    (t_out, n_out): (f32, Vec3),
+) -> EdgeTest {
     // The ridge of the entry and exit faces is the way out only where those faces meet there: from
     // the point below the ridge, along its normal, the edge leaves the body at the ridge. Faces that
     // do not meet (nearly opposite faces of a twisted prism, faces far apart on a fine mesh) give a
     // line elsewhere, and the way out is then sought as through a slab.
-    let ridge =
-        ridge_contact(p0, e, (h_in.t, h_in.normal), (t_out, h_out.normal)).filter(|&(point, n, depth)| {
-            tracer
-                .trace_line(to, &Ray::new(point, n), 0.0, 2.0 * depth + len, NO_SKIP)
-                .forward
-                .is_some_and(|h| h.from_inside && (h.t - depth).abs() <= 0.1 * depth + 1e-6 * len)
-        });
+    let ridge = ridge_contact(p0, e, (t_in, n_in), (t_out, n_out)).filter(|&(point, n, depth)| {
+        tracer
+            .trace_line(to, &Ray::new(point, n), 0.0, 2.0 * depth + len, NO_SKIP)
+            .forward
+            .is_some_and(|h| h.from_inside && (h.t - depth).abs() <= 0.1 * depth + 1e-6 * len)
+    });
     match ridge {
-        Some((point, normal, depth)) => EdgeTest::Crossing(EdgeCrossing {
-            edge,
-            triangle: h_in.triangle,
-            point,
-            normal,
-            depth,
-            through: None,
-        }),
+        Some((point, normal, depth)) => {
+            EdgeTest::Crossing(EdgeCrossing { edge, triangle: tri_in, point, normal, depth, through: None })
+        }
         None => {
-            let (p_in, p_out) = (p0 + e * h_in.t, p0 + e * t_out);
-            let exits = through_exits(to, (p_in, p_out), e, h_in.normal, tracer);
+            let (p_in, p_out) = (p0 + e * t_in, p0 + e * t_out);
+            let exits = through_exits(to, (p_in, p_out), e, n_in, tracer);
             match exits[0] {
                 Some((triangle, normal, depth)) => EdgeTest::Crossing(EdgeCrossing {
                     edge,
@@ -371,6 +413,36 @@ mod tests {
             assert!((c.normal - Vec3::X).length() < 1e-5, "{c:?}");
             let expected = 1.0 - c.point.x;
             assert!((c.depth - expected).abs() < 1e-5, "{} vs {expected}", c.depth);
+        }
+    }
+
+    /// A segment across a torus lying in the xz plane (major radius 1, tube radius 0.3), 5 cm under
+    /// the top of its tube: in through the tube on one side of the hole, out, and in again on the
+    /// other. The middle of its first entry and last exit is in the hole, outside the body; each
+    /// stretch is a crossing of its own, about 5 cm deep, whose way out is up (the side nearer the
+    /// top of the tube). A segment through one side alone is the same crossing as before.
+    #[test]
+    fn a_segment_across_a_ring_crosses_its_tube() {
+        let ring = mesh(shapes::torus(1.0, 0.3, 48, 24));
+        for tracer in [TracerKind::Bvh, TracerKind::BruteForce] {
+            for (from, to, z) in [(-2.0, 2.0, 0.0), (2.0, -2.0, 0.1), (-2.0, 2.0, -0.2), (0.0, 2.0, 0.0)] {
+                let (p0, p1) = (Vec3::new(from, 0.25, z), Vec3::new(to, 0.25, z));
+                let EdgeTest::Crossing(c) = traced_crossing(&ring, tracer, 0, p0, p1) else {
+                    panic!("{tracer:?}: no crossing from {p0} to {p1}");
+                };
+                // Independently: the tube's top over the crossing's point, less the segment's height.
+                let centre = Vec3::new(c.point.x, 0.0, c.point.z).normalize();
+                let radial = Vec3::new(c.point.x, 0.0, c.point.z).length() - 1.0;
+                let top = (0.3f32 * 0.3 - radial * radial).sqrt();
+                assert!(radial.abs() < 0.3, "{tracer:?}: the crossing is not in the tube: {c:?}");
+                assert!(c.normal.y > 0.7, "{tracer:?}: a way out that is not up: {c:?} ({centre})");
+                assert!(
+                    c.depth > 0.0 && c.depth < 1.5 * (top - 0.25) + 0.01,
+                    "{tracer:?}: depth {} against {} under the top",
+                    c.depth,
+                    top - 0.25
+                );
+            }
         }
     }
 }
