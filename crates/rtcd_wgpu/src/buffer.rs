@@ -2,7 +2,11 @@
 //! on the device into the new allocation (recorded in the step's command encoder, so it happens before
 //! the step's kernels and nothing is dropped). Labels read `"rtcd:buffer:<name>"`.
 
-use std::marker::PhantomData;
+use std::{
+    marker::PhantomData,
+    ops::Deref,
+    sync::atomic::{AtomicU64, Ordering},
+};
 
 use bytemuck::Pod;
 
@@ -13,8 +17,9 @@ pub(crate) struct GrowBuffer<T: Pod> {
     usage: wgpu::BufferUsages,
     buffer: wgpu::Buffer,
     capacity: u64,
-    /// Bumped on every reallocation, so cached bind groups can tell they are stale.
-    pub generation: u64,
+    /// This allocation's id ([`next_id`]): a new one on every reallocation, so that a cached bind
+    /// group ([`crate::kernels::BindCache`]) never binds a buffer that was replaced.
+    id: u64,
     _t: PhantomData<T>,
 }
 
@@ -29,7 +34,7 @@ impl<T: Pod> GrowBuffer<T> {
             usage,
             buffer: Self::alloc(device, label, usage, capacity),
             capacity,
-            generation: 0,
+            id: next_id(),
             _t: PhantomData,
         }
     }
@@ -89,7 +94,7 @@ impl<T: Pod> GrowBuffer<T> {
         }
         self.buffer = new;
         self.capacity = cap;
-        self.generation += 1;
+        self.id = next_id();
         Ok(true)
     }
 
@@ -104,5 +109,49 @@ impl<T: Pod> GrowBuffer<T> {
 
     pub fn binding(&self) -> wgpu::BindingResource<'_> {
         self.buffer.as_entire_binding()
+    }
+
+    /// The whole buffer as a binding, with its allocation's id.
+    pub fn bound(&self) -> Bound<'_> {
+        Bound { id: self.id, resource: self.buffer.as_entire_binding() }
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A fresh allocation id: never handed out twice in a process.
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A binding and the id of the allocation it binds: what a cached bind group is keyed by.
+#[derive(Clone)]
+pub(crate) struct Bound<'a> {
+    pub id: u64,
+    pub resource: wgpu::BindingResource<'a>,
+}
+
+/// A buffer made once and never replaced, with its allocation's id (dereferences to the buffer).
+pub(crate) struct FixedBuffer {
+    buffer: wgpu::Buffer,
+    id: u64,
+}
+
+impl FixedBuffer {
+    pub fn new(buffer: wgpu::Buffer) -> Self {
+        Self { buffer, id: next_id() }
+    }
+
+    /// The whole buffer as a binding, with its allocation's id.
+    pub fn bound(&self) -> Bound<'_> {
+        Bound { id: self.id, resource: self.buffer.as_entire_binding() }
+    }
+}
+
+impl Deref for FixedBuffer {
+    type Target = wgpu::Buffer;
+
+    fn deref(&self) -> &wgpu::Buffer {
+        &self.buffer
     }
 }

@@ -4,6 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::{
+    buffer::Bound,
     error::GpuError,
     shaders::{self, Kernel},
 };
@@ -122,6 +123,59 @@ impl Pipeline {
             layout: &self.layout,
             entries: &entries,
         })
+    }
+}
+
+/// A bind group's kernel and what it binds: `(binding, allocation id)` in the order given.
+type BindKey = (Kernel, Vec<(u32, u64)>);
+
+/// Bind groups kept from step to step: creating them is a good part of the host's work of encoding
+/// a step. Each is keyed by its kernel and the allocations it binds ([`Bound::id`]), which are
+/// never reused, so a buffer that grew gets a new bind group. [`BindCache::begin_step`] drops the
+/// ones neither of the last two steps used (they hold replaced buffers alive; the records' two
+/// buffers swap roles every step, so a kernel that binds one of them alternates between two).
+#[derive(Default)]
+pub(crate) struct BindCache {
+    /// By kernel and `(binding, allocation id)` list: the bind group and the last step that used it.
+    map: FxHashMap<BindKey, (wgpu::BindGroup, u64)>,
+    step: u64,
+    /// Bind groups made since the step began.
+    made: u32,
+}
+
+impl BindCache {
+    /// The bind group of `pipe` over `entries` (`(binding, resource)`, as [`Pipeline::bind_group`]
+    /// takes them), made at most once while the step after its last use keeps it.
+    pub fn bind(
+        &mut self,
+        device: &wgpu::Device,
+        pipe: &Pipeline,
+        entries: &[(u32, Bound<'_>)],
+    ) -> wgpu::BindGroup {
+        let key = (pipe.kernel, entries.iter().map(|(b, x)| (*b, x.id)).collect());
+        let step = self.step;
+        let made = &mut self.made;
+        let kept = self.map.entry(key).or_insert_with(|| {
+            *made += 1;
+            let resources: Vec<(u32, wgpu::BindingResource)> =
+                entries.iter().map(|(b, x)| (*b, x.resource.clone())).collect();
+            (pipe.bind_group(device, &resources), step)
+        });
+        kept.1 = step;
+        kept.0.clone()
+    }
+
+    /// Starts a step: keeps the bind groups the last two steps used, drops the others.
+    pub fn begin_step(&mut self) {
+        let last = self.step;
+        self.map.retain(|_, (_, used)| *used + 1 >= last);
+        self.step += 1;
+        self.made = 0;
+    }
+
+    /// Bind groups made since the step began.
+    pub fn made(&self) -> u32 {
+        self.made
     }
 }
 

@@ -51,10 +51,10 @@ use rustc_hash::FxHashSet;
 
 use crate::{
     bodies::{BodyTable, KindTable, world_poses},
-    buffer::GrowBuffer,
+    buffer::{FixedBuffer, GrowBuffer},
     error::GpuError,
     gpu_types::*,
-    kernels::{Kernels, Pipeline, grid, untimed_pass},
+    kernels::{BindCache, Kernels, Pipeline, grid, untimed_pass},
     mesh_store::{HostMesh, MeshStore},
     pair_table::{PairTable, SlotAssignment, SlotMirror},
     readback::MapReceiver,
@@ -92,6 +92,9 @@ pub struct HostPhases {
     pub edges: Duration,
     /// `collect` without the waits: the contacts made of the rays read back and reduced.
     pub collect: Duration,
+    /// Bind groups made for the step. The others are kept from step to step, so a step whose
+    /// buffers all kept their size makes none.
+    pub bind_groups: u32,
 }
 
 /// The contacts the first read of a step maps back at least (then one and a half times the last
@@ -130,7 +133,7 @@ struct StepBuffers {
     /// Each slot's entry count, then (scanned) its first entry; one more element holds the total.
     pair_scan: GrowBuffer<u32>,
     pair_scan_levels: ScanBuffers,
-    params: wgpu::Buffer,
+    params: FixedBuffer,
     records: [GrowBuffer<GpuRecord>; 2],
     /// Each record's edges at a prediction record (`compact.wgsl`), then, scanned at the start of
     /// the next step, where each record's edges begin among its direction's: how `pair_assemble.wgsl`
@@ -141,7 +144,7 @@ struct StepBuffers {
     /// The step's edge rays to trace (`edge_select.wgsl`), at most one per edge entry.
     edge_jobs: GrowBuffer<GpuEdgeJob>,
     entries: GrowBuffer<GpuEntryHit>,
-    counters: wgpu::Buffer,
+    counters: FixedBuffer,
     /// The records' flags (`flag_entries.wgsl`), then their exclusive scan: each record's place.
     scan: GrowBuffer<u32>,
     scan_levels: ScanBuffers,
@@ -254,6 +257,8 @@ pub struct GpuNarrowPhase {
     meshes: MeshStore,
     table: PairTable,
     bufs: StepBuffers,
+    /// The step's bind groups, kept from step to step.
+    binds: BindCache,
     cur: usize,
     last_total: u64,
     /// The records the last step read back (those that make contacts): the first read is sized
@@ -327,7 +332,7 @@ impl GpuNarrowPhase {
             slot_flags: GrowBuffer::new(device, "rtcd:buffer:slot_flags", usage, 64),
             pair_scan: GrowBuffer::new(device, "rtcd:buffer:pair_scan", usage, 257),
             pair_scan_levels: ScanBuffers::new(device),
-            params: uniform("rtcd:buffer:params", std::mem::size_of::<GpuParams>() as u64),
+            params: FixedBuffer::new(uniform("rtcd:buffer:params", std::mem::size_of::<GpuParams>() as u64)),
             records: [
                 GrowBuffer::new(device, "rtcd:buffer:records_a", usage, 4096),
                 GrowBuffer::new(device, "rtcd:buffer:records_b", usage, 4096),
@@ -336,12 +341,12 @@ impl GpuNarrowPhase {
             rec_scan_levels: ScanBuffers::new(device),
             edge_jobs: GrowBuffer::new(device, "rtcd:buffer:edge_jobs", usage, 1024),
             entries: GrowBuffer::new(device, "rtcd:buffer:entries", usage, 4096),
-            counters: device.create_buffer(&wgpu::BufferDescriptor {
+            counters: FixedBuffer::new(device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("rtcd:buffer:counters"),
                 size: 4 * COUNTERS as u64,
                 usage: usage | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
-            }),
+            })),
             scan: GrowBuffer::new(device, "rtcd:buffer:scan", usage, 4097),
             scan_levels: ScanBuffers::new(device),
             read_scan: GrowBuffer::new(device, "rtcd:buffer:read_scan", usage, 4097),
@@ -385,6 +390,7 @@ impl GpuNarrowPhase {
             edge_kernels: None,
             meshes: MeshStore::new(device),
             bufs,
+            binds: BindCache::default(),
             cur: 0,
             last_total: 0,
             last_read: 0,
@@ -722,6 +728,7 @@ impl GpuNarrowPhase {
             &self.kernels,
             &self.meshes,
             &self.bufs,
+            &mut self.binds,
             next,
             entries,
             encoder,
@@ -818,6 +825,7 @@ impl GpuNarrowPhase {
         }
         // What is uploaded of the pairs: one pose per body, 4 flag bits per slot, and the links of
         // pairs new in their slots (or whose bodies moved slot); the kinds of new pairs of meshes.
+        self.binds.begin_step();
         self.bodies.begin();
         let per_word = (32 / PAIR_FLAG_BITS) as usize;
         let mut slot_flags = vec![0u32; (capacity as usize).div_ceil(per_word)];
@@ -981,7 +989,8 @@ impl GpuNarrowPhase {
         // Passes.
         let k = &self.kernels;
         let m = &self.meshes;
-        let slots = self.table.buffer.buffer();
+        let slots = &self.table.buffer;
+        let binds = &mut self.binds;
         let mut passes: Vec<&'static str> = Vec::new();
         let ts = self.timestamps.as_ref();
         let mut pass = |encoder: &mut wgpu::CommandEncoder,
@@ -1004,54 +1013,57 @@ impl GpuNarrowPhase {
             cp.dispatch_workgroups(groups.0, groups.1, 1);
             passes.push(pipe.kernel.label());
         };
-        let pairs_b = b.pairs.binding();
-        let params_b = b.params.as_entire_binding();
+        let pairs_b = b.pairs.bound();
+        let params_b = b.params.bound();
         if !link_changes.is_empty() {
             let pipe = k.get(Kernel::PairLinks);
-            let bg = pipe.bind_group(
+            let bg = binds.bind(
                 &dev,
-                &[(4, params_b.clone()), (14, b.links.binding()), (16, b.link_changes.binding())],
+                pipe,
+                &[(4, params_b.clone()), (14, b.links.bound()), (16, b.link_changes.bound())],
             );
             pass(&mut *encoder, pipe, &bg, grid(link_changes.len() as u32));
         }
         // Where each of last step's records' edges begin (an exclusive scan), for the slots' edge
         // rays' counts and the edge rays' records.
-        b.rec_scan_levels.encode(&dev, k, &mut *encoder, b.rec_edges.buffer(), &rec_levels, &mut pass);
+        b.rec_scan_levels.encode(&dev, k, binds, &mut *encoder, &b.rec_edges, &rec_levels, &mut pass);
         {
             let pipe = k.get(Kernel::PairAssemble);
-            let bg = pipe.bind_group(
+            let bg = binds.bind(
                 &dev,
+                pipe,
                 &[
                     (3, pairs_b.clone()),
                     (4, params_b.clone()),
-                    (5, slots.as_entire_binding()),
-                    (9, b.pair_scan.binding()),
-                    (12, b.slot_flags.binding()),
-                    (13, b.bodies.binding()),
-                    (14, b.links.binding()),
-                    (15, b.kinds.binding()),
-                    (22, b.rec_edges.binding()),
-                    (29, b.active_scan.binding()),
+                    (5, slots.bound()),
+                    (9, b.pair_scan.bound()),
+                    (12, b.slot_flags.bound()),
+                    (13, b.bodies.bound()),
+                    (14, b.links.bound()),
+                    (15, b.kinds.bound()),
+                    (22, b.rec_edges.bound()),
+                    (29, b.active_scan.bound()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(p_count + 1));
         }
         // Each slot with entries' place among them, for its counts' report.
-        b.active_scan_levels.encode(&dev, k, &mut *encoder, b.active_scan.buffer(), &pair_levels, &mut pass);
+        b.active_scan_levels.encode(&dev, k, binds, &mut *encoder, &b.active_scan, &pair_levels, &mut pass);
         // The pairs laid out on the device: each slot's first entry, from the scan of their counts.
-        b.pair_scan_levels.encode(&dev, k, &mut *encoder, b.pair_scan.buffer(), &pair_levels, &mut pass);
+        b.pair_scan_levels.encode(&dev, k, binds, &mut *encoder, &b.pair_scan, &pair_levels, &mut pass);
         {
             let pipe = k.get(Kernel::PairLayout);
-            let bg = pipe
-                .bind_group(&dev, &[(3, pairs_b.clone()), (4, params_b.clone()), (9, b.pair_scan.binding())]);
+            let bg = binds.bind(
+                &dev,
+                pipe,
+                &[(3, pairs_b.clone()), (4, params_b.clone()), (9, b.pair_scan.bound())],
+            );
             pass(&mut *encoder, pipe, &bg, grid(p_count));
         }
         {
             let pipe = k.get(Kernel::PairBegin);
-            let bg = pipe.bind_group(
-                &dev,
-                &[(3, pairs_b.clone()), (4, params_b.clone()), (5, slots.as_entire_binding())],
-            );
+            let bg =
+                binds.bind(&dev, pipe, &[(3, pairs_b.clone()), (4, params_b.clone()), (5, slots.bound())]);
             pass(&mut *encoder, pipe, &bg, grid(p_count));
         }
         let any_standard = jobs.iter().any(|j| j.standard);
@@ -1063,33 +1075,35 @@ impl GpuNarrowPhase {
                 TracerKind::Bvh => Kernel::TraceStandardBvh,
             };
             let pipe = k.get(kernel);
-            let bg = pipe.bind_group(
+            let bg = binds.bind(
                 &dev,
+                pipe,
                 &[
-                    (0, m.vertices.binding()),
-                    (1, m.triangles.binding()),
-                    (2, m.bvh.binding()),
+                    (0, m.vertices.bound()),
+                    (1, m.triangles.bound()),
+                    (2, m.bvh.bound()),
                     (3, pairs_b.clone()),
                     (4, params_b.clone()),
-                    (7, b.entries.binding()),
-                    (8, b.counters.as_entire_binding()),
+                    (7, b.entries.bound()),
+                    (8, b.counters.bound()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(e));
         }
         if e > 0 && any_iterative {
             let pipe = k.get(Kernel::WalkIterative);
-            let bg = pipe.bind_group(
+            let bg = binds.bind(
                 &dev,
+                pipe,
                 &[
-                    (0, m.vertices.binding()),
-                    (1, m.triangles.binding()),
+                    (0, m.vertices.bound()),
+                    (1, m.triangles.bound()),
                     (3, pairs_b.clone()),
                     (4, params_b.clone()),
-                    (5, slots.as_entire_binding()),
-                    (6, b.records[self.cur].binding()),
-                    (7, b.entries.binding()),
-                    (8, b.counters.as_entire_binding()),
+                    (5, slots.bound()),
+                    (6, b.records[self.cur].bound()),
+                    (7, b.entries.bound()),
+                    (8, b.counters.bound()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(e));
@@ -1097,21 +1111,22 @@ impl GpuNarrowPhase {
         if e > 0 && any_edges {
             // The edge rays to trace, gathered so that the tracing threads are dense.
             let pipe = k.get(Kernel::EdgeSelect);
-            let bg = pipe.bind_group(
+            let bg = binds.bind(
                 &dev,
+                pipe,
                 &[
-                    (0, m.vertices.binding()),
+                    (0, m.vertices.bound()),
                     (3, pairs_b.clone()),
                     (4, params_b.clone()),
-                    (5, slots.as_entire_binding()),
-                    (6, b.records[self.cur].binding()),
-                    (7, b.entries.binding()),
-                    (8, b.counters.as_entire_binding()),
-                    (19, m.edges.binding()),
-                    (20, m.vertex_edge_offsets.binding()),
-                    (21, m.vertex_edge_list.binding()),
-                    (22, b.rec_edges.binding()),
-                    (23, b.edge_jobs.binding()),
+                    (5, slots.bound()),
+                    (6, b.records[self.cur].bound()),
+                    (7, b.entries.bound()),
+                    (8, b.counters.bound()),
+                    (19, m.edges.bound()),
+                    (20, m.vertex_edge_offsets.bound()),
+                    (21, m.vertex_edge_list.bound()),
+                    (22, b.rec_edges.bound()),
+                    (23, b.edge_jobs.bound()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(e));
@@ -1120,57 +1135,60 @@ impl GpuNarrowPhase {
                 TracerKind::Bvh => Kernel::EdgeStepBvh,
             };
             let pipe = k.get(kernel);
-            let bg = pipe.bind_group(
+            let bg = binds.bind(
                 &dev,
+                pipe,
                 &[
-                    (0, m.vertices.binding()),
-                    (1, m.triangles.binding()),
-                    (2, m.bvh.binding()),
+                    (0, m.vertices.bound()),
+                    (1, m.triangles.bound()),
+                    (2, m.bvh.bound()),
                     (3, pairs_b.clone()),
                     (4, params_b.clone()),
-                    (5, slots.as_entire_binding()),
-                    (7, b.entries.binding()),
-                    (8, b.counters.as_entire_binding()),
-                    (19, m.edges.binding()),
-                    (23, b.edge_jobs.binding()),
+                    (5, slots.bound()),
+                    (7, b.entries.bound()),
+                    (8, b.counters.bound()),
+                    (19, m.edges.bound()),
+                    (23, b.edge_jobs.bound()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(edge_entries as u32));
         }
         {
             let pipe = k.get(Kernel::FlagEntries);
-            let bg = pipe.bind_group(
+            let bg = binds.bind(
                 &dev,
+                pipe,
                 &[
-                    (0, m.vertices.binding()),
-                    (1, m.triangles.binding()),
+                    (0, m.vertices.bound()),
+                    (1, m.triangles.bound()),
                     (3, pairs_b.clone()),
                     (4, params_b.clone()),
-                    (7, b.entries.binding()),
-                    (9, b.scan.binding()),
-                    (27, b.read_scan.binding()),
+                    (7, b.entries.bound()),
+                    (9, b.scan.bound()),
+                    (27, b.read_scan.bound()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(e + 1));
         }
-        b.scan_levels.encode(&dev, k, &mut *encoder, b.scan.buffer(), &levels, &mut pass);
-        b.read_scan_levels.encode(&dev, k, &mut *encoder, b.read_scan.buffer(), &levels, &mut pass);
+        b.scan_levels.encode(&dev, k, binds, &mut *encoder, &b.scan, &levels, &mut pass);
+        b.read_scan_levels.encode(&dev, k, binds, &mut *encoder, &b.read_scan, &levels, &mut pass);
         encoder.clear_buffer(b.edge_sums.buffer(), 0, Some(8 * p_count as u64));
         if e > 0 {
-            encode_compact(&dev, k, m, b, next, e, &mut *encoder, &mut pass);
+            encode_compact(&dev, k, m, b, binds, next, e, &mut *encoder, &mut pass);
         }
         {
             let pipe = k.get(Kernel::PairEnd);
-            let bg = pipe.bind_group(
+            let bg = binds.bind(
                 &dev,
+                pipe,
                 &[
                     (3, pairs_b.clone()),
                     (4, params_b.clone()),
-                    (5, slots.as_entire_binding()),
-                    (9, b.scan.binding()),
-                    (28, b.edge_sums.binding()),
-                    (29, b.active_scan.binding()),
-                    (30, b.reported.binding()),
+                    (5, slots.bound()),
+                    (9, b.scan.bound()),
+                    (28, b.edge_sums.bound()),
+                    (29, b.active_scan.bound()),
+                    (30, b.reported.bound()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(p_count));
@@ -1291,8 +1309,12 @@ impl GpuNarrowPhase {
             metrics.time = start.elapsed();
             let collect = collect_start.elapsed();
             metrics.host_time = Some(submit_host + collect);
-            self.last_host =
-                HostPhases { plan: submit_host.saturating_sub(edges_host), edges: edges_host, collect };
+            self.last_host = HostPhases {
+                plan: submit_host.saturating_sub(edges_host),
+                edges: edges_host,
+                collect,
+                bind_groups: self.binds.made(),
+            };
             metrics.device_wait = Some(Duration::ZERO);
             return Ok(StepOutput { pairs: outputs, metrics });
         };
@@ -1486,6 +1508,7 @@ impl GpuNarrowPhase {
             plan: submit_host.saturating_sub(edges_host),
             edges: edges_host,
             collect: collect_host,
+            bind_groups: self.binds.made(),
         };
         metrics.device_wait = Some(waited);
         metrics.readback_bytes = readback;
@@ -1638,28 +1661,30 @@ fn encode_compact(
     kernels: &Kernels,
     meshes: &MeshStore,
     b: &StepBuffers,
+    binds: &mut BindCache,
     next: usize,
     entries: u32,
     encoder: &mut wgpu::CommandEncoder,
     pass: &mut impl FnMut(&mut wgpu::CommandEncoder, &Pipeline, &wgpu::BindGroup, (u32, u32)),
 ) {
     let pipe = kernels.get(Kernel::Compact);
-    let bg = pipe.bind_group(
+    let bg = binds.bind(
         dev,
+        pipe,
         &[
-            (3, b.pairs.binding()),
-            (4, b.params.as_entire_binding()),
-            (7, b.entries.binding()),
-            (8, b.counters.as_entire_binding()),
-            (9, b.scan.binding()),
-            (10, b.records[next].binding()),
-            (11, b.contacts.binding()),
-            (19, meshes.edges.binding()),
-            (20, meshes.vertex_edge_offsets.binding()),
-            (21, meshes.vertex_edge_list.binding()),
-            (22, b.rec_edges.binding()),
-            (27, b.read_scan.binding()),
-            (28, b.edge_sums.binding()),
+            (3, b.pairs.bound()),
+            (4, b.params.bound()),
+            (7, b.entries.bound()),
+            (8, b.counters.bound()),
+            (9, b.scan.bound()),
+            (10, b.records[next].bound()),
+            (11, b.contacts.bound()),
+            (19, meshes.edges.bound()),
+            (20, meshes.vertex_edge_offsets.bound()),
+            (21, meshes.vertex_edge_list.bound()),
+            (22, b.rec_edges.bound()),
+            (27, b.read_scan.bound()),
+            (28, b.edge_sums.bound()),
         ],
     );
     pass(encoder, pipe, &bg, grid(entries));

@@ -3,10 +3,10 @@
 //! each block's offset added back on the way down.
 
 use crate::{
-    buffer::GrowBuffer,
+    buffer::{Bound, FixedBuffer, GrowBuffer},
     error::GpuError,
     gpu_types::GpuScanParams,
-    kernels::{Kernels, Pipeline, untimed_pass},
+    kernels::{BindCache, Kernels, Pipeline, untimed_pass},
     shaders::Kernel,
 };
 
@@ -33,19 +33,19 @@ pub fn levels(n: u32) -> Result<Vec<u32>, GpuError> {
 /// Block-sum buffers and per-level constants.
 pub(crate) struct ScanBuffers {
     pub sums: [GrowBuffer<u32>; 3],
-    pub params: [wgpu::Buffer; 3],
+    pub params: [FixedBuffer; 3],
 }
 
 impl ScanBuffers {
     pub fn new(device: &wgpu::Device) -> Self {
         let usage = wgpu::BufferUsages::STORAGE;
         let uniform = |label: &'static str| {
-            device.create_buffer(&wgpu::BufferDescriptor {
+            FixedBuffer::new(device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
                 size: std::mem::size_of::<GpuScanParams>() as u64,
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
-            })
+            }))
         };
         Self {
             sums: [
@@ -81,25 +81,31 @@ impl ScanBuffers {
     }
 
     /// Encodes the scan of `data` (prepared for `levels`), one compute pass per dispatch through
-    /// `pass(encoder, pipeline, bind group, workgroups)`.
+    /// `pass(encoder, pipeline, bind group, workgroups)`, its bind groups kept in `binds`.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one scan's passes, encoded where the step encodes its own"
+    )]
     pub fn encode(
         &self,
         device: &wgpu::Device,
         kernels: &Kernels,
+        binds: &mut BindCache,
         encoder: &mut wgpu::CommandEncoder,
-        data: &wgpu::Buffer,
+        data: &GrowBuffer<u32>,
         levels: &[u32],
         pass: &mut impl FnMut(&mut wgpu::CommandEncoder, &Pipeline, &wgpu::BindGroup, (u32, u32)),
     ) {
-        let level_data: Vec<&wgpu::Buffer> =
-            std::iter::once(data).chain(self.sums.iter().map(|s| s.buffer())).collect();
-        let bind = |pipe: &Pipeline, level: usize| {
-            pipe.bind_group(
+        let level_data: Vec<Bound> =
+            std::iter::once(data.bound()).chain(self.sums.iter().map(|s| s.bound())).collect();
+        let mut bind = |pipe: &Pipeline, level: usize| {
+            binds.bind(
                 device,
+                pipe,
                 &[
-                    (0, level_data[level].as_entire_binding()),
-                    (1, self.sums[level].binding()),
-                    (2, self.params[level].as_entire_binding()),
+                    (0, level_data[level].clone()),
+                    (1, self.sums[level].bound()),
+                    (2, self.params[level].bound()),
                 ],
             )
         };
@@ -137,7 +143,7 @@ pub fn exclusive_scan(
     buf.write(queue, 0, data);
     let mut scan = ScanBuffers::new(device);
     scan.prepare(device, queue, &mut encoder, &levels)?;
-    scan.encode(device, &kernels, &mut encoder, buf.buffer(), &levels, &mut untimed_pass);
+    scan.encode(device, &kernels, &mut BindCache::default(), &mut encoder, &buf, &levels, &mut untimed_pass);
     queue.submit([encoder.finish()]);
     let bytes = crate::readback::read_buffer(
         device,

@@ -74,3 +74,41 @@ fn steps_report_host_time_wait_and_bytes() {
     // and the step's constants only.
     assert!(uploads[1..].iter().all(|&u| u == uploads[1] && u < uploads[0]), "{uploads:?}");
 }
+
+/// The step's bind groups are kept from step to step: a pair at rest, stepped with the same pose,
+/// makes them on its first steps (while its buffers find their sizes) and none afterwards; a step
+/// with a new pair makes those it lacks (the new pair's links, its standard trace: kernels the
+/// steady steps did not run). The manifolds are the CPU backend's throughout.
+#[test]
+fn steady_steps_make_no_bind_groups() {
+    let d = common::device();
+    let blob = common::asset("blob_900");
+    let (v, i) = shapes::subdivided_cuboid(Vec3::new(4.0, 1.0, 4.0), 8);
+    let ground = RtcdMesh::new("ground", &v, &i).unwrap();
+    let params = RtcdParams::from_meshes(&[&blob, &ground]);
+    let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+    let mut cpu = NarrowPhase::new(params).unwrap();
+    let ground_pose = Pose::from_translation(Vec3::NEG_Y);
+    let pair = |key: u64, x: f32| {
+        PairInput::from_world(
+            PairKey::new(key, 0),
+            &blob,
+            Pose::from_translation(Vec3::new(x, 0.28, 0.0)),
+            &ground,
+            ground_pose,
+        )
+    };
+    let mut made = Vec::new();
+    for step in 0..12 {
+        let pairs = if step < 10 { vec![pair(1, 0.1)] } else { vec![pair(1, 0.1), pair(2, -2.0)] };
+        let g = gpu.step(&pairs, &StepOptions::default()).unwrap();
+        let c = cpu.step(&pairs, &StepOptions::default());
+        for (g, c) in g.pairs.iter().zip(&c.pairs) {
+            assert_eq!(g.manifolds.len(), c.manifolds.len(), "step {step}");
+        }
+        made.push(gpu.last_host_phases().bind_groups);
+    }
+    assert!(made[0] > 0, "{made:?}");
+    assert!(made[4..10].iter().all(|&n| n == 0), "steady steps made bind groups: {made:?}");
+    assert!(made[10] > 0, "a step with a new pair made none: {made:?}");
+}
