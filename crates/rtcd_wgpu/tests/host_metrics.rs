@@ -12,15 +12,21 @@ use rtcd_wgpu::{
     gpu_types::{GpuContactOut, GpuPairStatic, GpuPairStep, GpuTriangle, GpuVertex},
 };
 
-#[test]
-fn steps_report_host_time_wait_and_bytes() {
+/// `blob_900` and a tessellated ground box, with a GPU and a CPU backend of their parameters.
+fn blob_and_ground() -> (RtcdMesh, RtcdMesh, GpuNarrowPhase, NarrowPhase) {
     let d = common::device();
     let blob = common::asset("blob_900");
     let (v, i) = shapes::subdivided_cuboid(Vec3::new(4.0, 1.0, 4.0), 8);
     let ground = RtcdMesh::new("ground", &v, &i).unwrap();
     let params = RtcdParams::from_meshes(&[&blob, &ground]);
-    let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
-    let mut cpu = NarrowPhase::new(params).unwrap();
+    let gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+    let cpu = NarrowPhase::new(params).unwrap();
+    (blob, ground, gpu, cpu)
+}
+
+#[test]
+fn steps_report_host_time_wait_and_bytes() {
+    let (blob, ground, mut gpu, mut cpu) = blob_and_ground();
     let mesh_bytes = |m: &RtcdMesh| {
         (m.positions().len() * size_of::<GpuVertex>() + m.triangles().len() * size_of::<GpuTriangle>()) as u64
     };
@@ -81,13 +87,7 @@ fn steps_report_host_time_wait_and_bytes() {
 /// steady steps did not run). The manifolds are the CPU backend's throughout.
 #[test]
 fn steady_steps_make_no_bind_groups() {
-    let d = common::device();
-    let blob = common::asset("blob_900");
-    let (v, i) = shapes::subdivided_cuboid(Vec3::new(4.0, 1.0, 4.0), 8);
-    let ground = RtcdMesh::new("ground", &v, &i).unwrap();
-    let params = RtcdParams::from_meshes(&[&blob, &ground]);
-    let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
-    let mut cpu = NarrowPhase::new(params).unwrap();
+    let (blob, ground, mut gpu, mut cpu) = blob_and_ground();
     let ground_pose = Pose::from_translation(Vec3::NEG_Y);
     let pair = |key: u64, x: f32| {
         PairInput::from_world(
