@@ -145,7 +145,8 @@ pub(crate) struct BindCache {
 
 impl BindCache {
     /// The bind group of `pipe` over `entries` (`(binding, resource)`, as [`Pipeline::bind_group`]
-    /// takes them), made at most once while the step after its last use keeps it.
+    /// takes them), made only when no kept one binds the same allocations. A cache serves the
+    /// pipelines of one [`Kernels`] (its keys name kernels, not layouts).
     pub fn bind(
         &mut self,
         device: &wgpu::Device,
