@@ -1,6 +1,7 @@
 //! Compute pipelines of every kernel, with explicit bind group layouts (each lists exactly the
 //! bindings its shader declares, with the same access).
 
+use arrayvec::ArrayVec;
 use rustc_hash::FxHashMap;
 
 use crate::{
@@ -126,8 +127,12 @@ impl Pipeline {
     }
 }
 
-/// A bind group's kernel and what it binds: `(binding, allocation id)` in the order given.
-type BindKey = (Kernel, Vec<(u32, u64)>);
+/// Most resources a kernel binds (`compact` binds 13).
+const MAX_BINDINGS: usize = 16;
+
+/// A bind group's kernel and what it binds: `(binding, allocation id)` in the order given (no
+/// allocation per lookup).
+type BindKey = (Kernel, ArrayVec<(u32, u64), MAX_BINDINGS>);
 
 /// Bind groups kept from step to step: creating them is a good part of the host's work of encoding
 /// a step. Each is keyed by its kernel and the allocations it binds ([`Bound::id`]), which are
@@ -153,7 +158,7 @@ impl BindCache {
         pipe: &Pipeline,
         entries: &[(u32, Bound<'_>)],
     ) -> wgpu::BindGroup {
-        let key = (pipe.kernel, entries.iter().map(|(b, x)| (*b, x.id)).collect());
+        let key: BindKey = (pipe.kernel, entries.iter().map(|(b, x)| (*b, x.id)).collect());
         let step = self.step;
         let made = &mut self.made;
         let kept = self.map.entry(key).or_insert_with(|| {
@@ -272,4 +277,17 @@ pub(crate) fn untimed_pass(
     cp.set_pipeline(&pipe.pipeline);
     cp.set_bind_group(0, bg, &[]);
     cp.dispatch_workgroups(groups.0, groups.1, 1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bind group's key holds every resource its kernel binds.
+    #[test]
+    fn every_kernel_binds_at_most_what_a_key_holds() {
+        for kernel in Kernel::ALL {
+            assert!(bindings(kernel).len() <= MAX_BINDINGS, "{kernel:?}: {}", bindings(kernel).len());
+        }
+    }
 }
