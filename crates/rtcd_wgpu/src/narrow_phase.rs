@@ -174,8 +174,8 @@ struct Job {
     meshes: [u32; 2],
     slot: u32,
     standard: bool,
-    /// The motion rays' figures.
-    edge_metrics: StepMetrics,
+    /// The motion rays' figures: rays traced and contacts made.
+    motion_figures: [u64; 2],
     /// Its motion contacts (`rtcd::detect::pair_motion_contacts`, shape 1's frame), traced with
     /// the edges.
     motion_contacts: Vec<ContactCandidate>,
@@ -784,36 +784,34 @@ impl GpuNarrowPhase {
         // step's records.
         let base = self.params;
         let (meshes, table) = (&self.meshes, &self.table);
-        let mut slotted: Vec<Option<Slotted>> = valid
+        let mut slotted: Vec<Slotted> = valid
             .par_iter()
             .with_min_len(64)
             .map(|&i| {
                 let p = &pairs[i];
-                let places = [meshes.get(p.mesh1)?, meshes.get(p.mesh2)?];
-                let slot = table.held_slot(p.key, (p.mesh1.id(), p.mesh2.id()))?;
-                Some(Slotted::new(i, places, SlotAssignment { slot, new: false }, table))
+                let found = || {
+                    let handles = [meshes.get(p.mesh1)?.1, meshes.get(p.mesh2)?.1];
+                    let slot = table.held_slot(p.key, (p.mesh1.id(), p.mesh2.id()))?;
+                    Some(Slotted { input_index: i, handles, a: SlotAssignment { slot, new: false } })
+                };
+                found().unwrap_or(Slotted { input_index: i, handles: [u32::MAX; 2], a: UNASSIGNED })
             })
             .collect();
-        for (s, &i) in slotted.iter_mut().zip(&valid) {
-            if s.is_some() {
-                continue;
-            }
-            let p = &pairs[i];
-            let places = [
-                self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh1).map_err(too_large)?,
-                self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh2).map_err(too_large)?,
+        for s in slotted.iter_mut().filter(|s| s.a == UNASSIGNED) {
+            let p = &pairs[s.input_index];
+            s.handles = [
+                self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh1).map_err(too_large)?.1,
+                self.meshes.ensure(&dev, &self.queue, &mut *encoder, p.mesh2).map_err(too_large)?.1,
             ];
-            let a = self
+            s.a = self
                 .table
                 .assign(&dev, &mut *encoder, p.key, (p.mesh1.id(), p.mesh2.id()))
                 .map_err(too_large)?;
-            *s = Some(Slotted::new(i, places, a, &self.table));
         }
-        let slotted: Vec<Slotted> = slotted.into_iter().flatten().collect();
         let plans: Vec<Plan> = slotted
             .par_iter()
             .with_min_len(32)
-            .map(|s| plan_pair(&pairs[s.input_index], s, &base, opts))
+            .map(|s| plan_pair(&pairs[s.input_index], s.a, self.table.mirror(s.a.slot), &base, opts))
             .collect();
         // The contacts read back carry their pair's slot in the bits above their kind.
         let capacity = self.table.capacity();
@@ -845,7 +843,12 @@ impl GpuNarrowPhase {
             }
             metrics.new_pairs += a.new as usize;
             let [body_a, body_b] = self.bodies.pair_bodies(p.key, plan.world, &p.pos12);
-            let kind = self.kinds.kind((p.mesh1.id(), p.mesh2.id()), || pair_statics(p, s.meshes, &base));
+            let meshes = &self.meshes;
+            let kind = self.kinds.kind((p.mesh1.id(), p.mesh2.id()), || {
+                // Both meshes were placed above.
+                let place = |m| meshes.get(m).map_or(GpuMeshRef::default(), |(r, _)| r);
+                pair_statics(p, [place(p.mesh1), place(p.mesh2)], &base)
+            });
             let m = self.table.mirror_mut(a.slot);
             if a.new || m.link != Some([body_a, body_b, kind]) {
                 link_changes.push(GpuPairLink { slot: a.slot, body_a, body_b, kind });
@@ -865,7 +868,7 @@ impl GpuNarrowPhase {
                 meshes: s.handles,
                 slot: a.slot,
                 standard: plan.standard,
-                edge_metrics: StepMetrics::default(),
+                motion_figures: [0, 0],
                 motion_contacts: Vec::new(),
                 approach: Vec3::ZERO,
                 tunnel_counts: [0, 0],
@@ -1272,14 +1275,16 @@ impl GpuNarrowPhase {
             let params = base.for_pair(p.mesh1, p.mesh2);
             let mut guard = table.motion(job.slot);
             let st = &mut *guard;
+            let mut figures = StepMetrics::default();
             job.approach = pair_motion_contacts(
                 p,
                 &params,
                 speculative,
                 &mut st.tunnels,
-                &mut job.edge_metrics,
+                &mut figures,
                 &mut job.motion_contacts,
             );
+            job.motion_figures = [figures.motion_rays, figures.motion_contacts];
             job.tunnel_counts = st.tunnels.each_ref().map(|t| t.len() as u32);
         });
     }
@@ -1459,7 +1464,9 @@ impl GpuNarrowPhase {
         }
         let params = self.params;
         let meshes = &self.meshes;
-        let results: Vec<PairParsed> = ranges
+        // Collected in place (an indexed collect), then checked.
+        let mut parsed: Vec<Result<PairParsed, BackendError>> = Vec::new();
+        ranges
             .par_iter()
             .zip(jobs.par_iter())
             .map_init(
@@ -1469,25 +1476,38 @@ impl GpuNarrowPhase {
                     parse_pair(&contacts[s..e], job, m, &params, &opts, scratch, candidates)
                 },
             )
-            .collect::<Result<_, BackendError>>()?;
-        // The counts come back for the slots with entries, in slot order.
-        let mut reporting: Vec<u32> = jobs.iter().filter(|j| j.reports).map(|j| j.slot).collect();
-        reporting.sort_unstable();
-        if SLOT_COUNTS * reporting.len() != slot_counts.len() {
+            .collect_into_vec(&mut parsed);
+        if let Some(k) = parsed.iter().position(Result::is_err)
+            && let Err(e) = parsed.swap_remove(k)
+        {
+            return Err(e);
+        }
+        // The counts come back for the slots with entries, in slot order: each one's place among
+        // them is the number of such slots before it.
+        let mut rank = vec![u32::MAX; self.table.capacity() as usize];
+        for job in jobs.iter().filter(|j| j.reports) {
+            rank[job.slot as usize] = 0;
+        }
+        let mut reporting = 0;
+        for r in rank.iter_mut().filter(|r| **r == 0) {
+            *r = reporting;
+            reporting += 1;
+        }
+        if SLOT_COUNTS * reporting as usize != slot_counts.len() {
             return Err(BackendError::Readback(format!(
-                "{} slots' counts read back for {} slots with rays",
+                "{} slots' counts read back for {reporting} slots with rays",
                 slot_counts.len() / SLOT_COUNTS,
-                reporting.len()
             )));
         }
         let none = [0u32; SLOT_COUNTS];
-        for (job, (manifolds, rays, kept, m)) in jobs.iter().zip(results) {
-            metrics.add(&m);
+        // Every result is a pair's step (the errors were returned above).
+        for (job, (manifolds, rays, kept, m)) in jobs.iter().zip(parsed.into_iter().flatten()) {
+            m.add_to(&mut metrics);
             // What the step leaves the slot (`pair_end.wgsl`), per direction: vertex records, edge
             // records, and the edge rays its next iterative step lays out (the edges at its
             // prediction records, and its edge records). A slot without rays keeps none.
-            let c = match reporting.binary_search(&job.slot) {
-                Ok(k) if job.reports => &slot_counts[SLOT_COUNTS * k..][..SLOT_COUNTS],
+            let c = match rank[job.slot as usize] {
+                k if job.reports => &slot_counts[SLOT_COUNTS * k as usize..][..SLOT_COUNTS],
                 _ => &none[..],
             };
             let mirror = self.table.mirror_mut(job.slot);
@@ -1499,7 +1519,7 @@ impl GpuNarrowPhase {
             o.manifolds = manifolds;
             o.rays = rays;
             o.contacts = kept;
-            o.moving = job.edge_metrics.motion_rays > 0;
+            o.moving = job.motion_figures[0] > 0;
         }
         metrics.time = start.elapsed();
         let collect_host = collect_start.elapsed().saturating_sub(waited);
@@ -1518,26 +1538,46 @@ impl GpuNarrowPhase {
 
 /// A pair's step from its contacts read back ([`parse_pair`]): manifolds, ray debug, kept contacts,
 /// figures.
-type PairParsed = (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, StepMetrics);
+type PairParsed = (Vec<rtcd::ContactManifold>, Vec<RayDebug>, Vec<ContactCandidate>, PairFigures);
+
+/// The figures of one pair's step that [`parse_pair`] makes, added to the step's [`StepMetrics`].
+#[derive(Clone, Copy, Default)]
+struct PairFigures {
+    contact_rays: u64,
+    edge_contacts: u64,
+    motion_rays: u64,
+    motion_contacts: u64,
+    manifolds: u64,
+    manifold_points: u64,
+    cumulative_ray_length: f64,
+    cumulative_depth: f64,
+    max_depth: f32,
+}
+
+impl PairFigures {
+    fn add_to(&self, m: &mut StepMetrics) {
+        m.contact_rays += self.contact_rays;
+        m.edge_contacts += self.edge_contacts;
+        m.motion_rays += self.motion_rays;
+        m.motion_contacts += self.motion_contacts;
+        m.manifolds += self.manifolds;
+        m.manifold_points += self.manifold_points;
+        m.cumulative_ray_length += self.cumulative_ray_length;
+        m.cumulative_depth += self.cumulative_depth;
+        m.max_depth = m.max_depth.max(self.max_depth);
+    }
+}
 
 /// A valid pair of a step with its meshes' places on the device and its slot.
 struct Slotted {
     input_index: usize,
-    meshes: [GpuMeshRef; 2],
+    /// Its meshes' host copies ([`MeshStore::host`]).
     handles: [u32; 2],
     a: SlotAssignment,
-    /// The slot's host mirror before this step.
-    mirror: SlotMirror,
 }
 
-impl Slotted {
-    /// Pair `input_index` with its meshes' places ([`MeshStore::get`]/[`MeshStore::ensure`]) and
-    /// slot `a` of `table`.
-    fn new(input_index: usize, places: [(GpuMeshRef, u32); 2], a: SlotAssignment, table: &PairTable) -> Self {
-        let [(m1, h1), (m2, h2)] = places;
-        Self { input_index, meshes: [m1, m2], handles: [h1, h2], a, mirror: *table.mirror(a.slot) }
-    }
-}
+/// A pair not yet given its slot and meshes' places (they are given one pair after another).
+const UNASSIGNED: SlotAssignment = SlotAssignment { slot: u32::MAX, new: false };
 
 /// What the host decides for a pair before its rays run ([`plan_pair`]).
 struct Plan {
@@ -1560,10 +1600,15 @@ struct Plan {
 /// the pairs): the tracer (IRTCD 2013 Eq. 2 from the mirror's reference) and the separation test of
 /// record-less pairs, the same decisions as the CPU backend's. The device lays the pair out from
 /// them (`pair_assemble.wgsl`: entries, candidate regions).
-fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) -> Plan {
+fn plan_pair(
+    p: &PairInput,
+    a: SlotAssignment,
+    mirror: &SlotMirror,
+    base: &RtcdParams,
+    opts: &StepOptions,
+) -> Plan {
     // Each pair with its own lengths, as on the CPU.
     let params = base.for_pair(p.mesh1, p.mesh2);
-    let (a, mirror) = (s.a, &s.mirror);
     let (radius1, radius2) = (p.mesh1.max_radius(), p.mesh2.max_radius());
     let standard = a.new
         || !params.iterative
@@ -1577,14 +1622,14 @@ fn plan_pair(p: &PairInput, s: &Slotted, base: &RtcdParams, opts: &StepOptions) 
     let entries = if separated {
         [0, 0]
     } else if standard {
-        [s.meshes[0].vertex_count, s.meshes[1].vertex_count]
+        [p.mesh1.positions().len() as u32, p.mesh2.positions().len() as u32]
     } else {
         mirror.rec_counts
     };
     let edges = if separated || !params.edge_rays {
         [0, 0]
     } else if standard {
-        [s.meshes[0].edge_count, s.meshes[1].edge_count]
+        [p.mesh1.edges().len() as u32, p.mesh2.edges().len() as u32]
     } else {
         mirror.edge_entries
     };
@@ -1732,10 +1777,15 @@ fn parse_pair(
     scratch: &mut ReduceScratch,
     candidates: &mut Vec<ContactCandidate>,
 ) -> Result<PairParsed, BackendError> {
-    let mut m = StepMetrics::default();
+    let mut m = PairFigures::default();
+    [m.motion_rays, m.motion_contacts] = job.motion_figures;
+    if contacts.is_empty() && job.motion_contacts.is_empty() {
+        return Ok((Vec::new(), Vec::new(), Vec::new(), m));
+    }
     let mut crossings: Vec<(u32, u32)> = Vec::new();
     let mut rays = Vec::new();
     candidates.clear();
+    candidates.reserve(contacts.len() + job.motion_contacts.len());
     let pos21 = job.pos12.inverse();
     let out_of_meshes = |vertex: u32, triangle: u32| {
         BackendError::Readback(format!(
@@ -1820,23 +1870,27 @@ fn parse_pair(
             found.push((c, dir == 1));
         }
     }
-    m.edge_contacts = found.len() as u64;
+    let mut edge_metrics = StepMetrics { edge_contacts: found.len() as u64, ..Default::default() };
     let mut edge_contacts = Vec::with_capacity(found.len());
-    edge_crossing_contacts(&job.pos12, job.approach, found, &mut m, &mut edge_contacts);
+    edge_crossing_contacts(&job.pos12, job.approach, found, &mut edge_metrics, &mut edge_contacts);
+    m.edge_contacts = edge_metrics.edge_contacts;
     // The edge contacts after the vertex rays' candidates, as the CPU backend orders them.
     for c in &edge_contacts {
         m.cumulative_depth += (-c.dist) as f64;
         m.max_depth = m.max_depth.max(-c.dist);
     }
     candidates.extend_from_slice(&edge_contacts);
-    m.motion_rays = job.edge_metrics.motion_rays;
-    m.motion_contacts = job.edge_metrics.motion_contacts;
     merge_motion_contacts(candidates, &job.motion_contacts, job.approach);
-    let kept = if opts.keep_contacts { candidates.clone() } else { Vec::new() };
     let mut manifolds = Vec::new();
     if !opts.skip_manifolds {
         reduce_manifolds_with(candidates, &job.pos12, params.manifold_angle, scratch, &mut manifolds);
     }
+    // Kept as they are: moved out when the reduction is skipped (the next pair reserves its own).
+    let kept = match (opts.keep_contacts, opts.skip_manifolds) {
+        (false, _) => Vec::new(),
+        (true, true) => std::mem::take(candidates),
+        (true, false) => candidates.clone(),
+    };
     m.manifolds = manifolds.len() as u64;
     m.manifold_points = manifolds.iter().map(|x| x.points.len() as u64).sum();
     Ok((manifolds, rays, kept, m))

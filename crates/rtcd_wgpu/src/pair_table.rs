@@ -67,7 +67,7 @@ pub(crate) struct PairTable {
 }
 
 /// A pair's slot this step.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct SlotAssignment {
     pub slot: u32,
     /// First step of this pair in this slot (reset on the GPU).

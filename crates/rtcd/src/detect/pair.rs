@@ -1448,7 +1448,13 @@ pub fn pair_motion_contacts(
     }
     let Some(previous) = input.previous.as_ref().filter(|p| p.is_valid()) else { return approach };
     let floor = params.displacement_threshold;
-    let bound = max_displacement(previous, &input.pos12, input.mesh1.max_radius(), input.mesh2.max_radius());
+    let (radius1, radius2) = (input.mesh1.max_radius(), input.mesh2.max_radius());
+    // Every direction's least motion below is at least `floor`: a pair that surely moved less
+    // traces no path (the cheap test first; it decides as the bound would).
+    if surely_within(previous, &input.pos12, radius1, radius2, floor) {
+        return approach;
+    }
+    let bound = max_displacement(previous, &input.pos12, radius1, radius2);
     if !bound.is_finite() {
         return approach;
     }
