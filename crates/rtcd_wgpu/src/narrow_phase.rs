@@ -174,6 +174,8 @@ struct Job {
     meshes: [u32; 2],
     slot: u32,
     standard: bool,
+    /// A quiet step ([`Plan::quiet`]): no motion rays.
+    quiet: bool,
     /// The motion rays' figures: rays traced and contacts made.
     motion_figures: [u64; 2],
     /// Its motion contacts (`rtcd::detect::pair_motion_contacts`, shape 1's frame), traced with
@@ -868,6 +870,7 @@ impl GpuNarrowPhase {
                 meshes: s.handles,
                 slot: a.slot,
                 standard: plan.standard,
+                quiet: plan.quiet,
                 motion_figures: [0, 0],
                 motion_contacts: Vec::new(),
                 approach: Vec3::ZERO,
@@ -1270,7 +1273,7 @@ impl GpuNarrowPhase {
     fn trace_motion(&mut self, pairs: &[PairInput], jobs: &mut [Job], speculative: f32) {
         let base = self.params;
         let table = &self.table;
-        jobs.par_iter_mut().with_min_len(8).for_each(|job| {
+        jobs.par_iter_mut().with_min_len(8).filter(|job| !job.quiet).for_each(|job| {
             let p = &pairs[job.input_index];
             let params = base.for_pair(p.mesh1, p.mesh2);
             let mut guard = table.motion(job.slot);
@@ -1583,6 +1586,10 @@ const UNASSIGNED: SlotAssignment = SlotAssignment { slot: u32::MAX, new: false }
 struct Plan {
     standard: bool,
     separated: bool,
+    /// An iterative step of a pair that keeps no record, crossing edge or tunnel: it finds
+    /// nothing, and the CPU backend skips it whole (`rtcd::detect::is_quiet_step`), its motion
+    /// rays too.
+    quiet: bool,
     /// Vertex rays of each mesh (all its vertices for a standard trace, its records otherwise).
     entries: [u32; 2],
     /// Edge rays of each mesh (all its edges for a standard trace; the edges at its prediction
@@ -1617,6 +1624,7 @@ fn plan_pair(
     // As on the CPU: a pair without records whose meshes are out of the rays' reach gets a
     // standard step without rays (its records stay empty).
     let recordless = a.new || (mirror.rec_counts == [0, 0] && mirror.edge_counts == [0, 0]);
+    let quiet = !standard && !opts.measure_errors && recordless;
     let mut witness = mirror.witness;
     let (bound, separated) = separation_before_trace(p, standard, recordless, &params, opts, &mut witness);
     let entries = if separated {
@@ -1645,7 +1653,7 @@ fn plan_pair(
         }
     });
     let world = world_poses(p.world, &p.pos12);
-    Plan { standard, separated, entries, edges, separation, witness, world }
+    Plan { standard, separated, quiet, entries, edges, separation, witness, world }
 }
 
 /// What a pair keeps on the device that its meshes (their places `meshes`) and lengths decide: its
