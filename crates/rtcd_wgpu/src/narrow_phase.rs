@@ -166,7 +166,8 @@ struct StepBuffers {
     big_staging_bytes: u64,
 }
 
-/// One pair of a submitted step.
+/// One pair of a submitted step that has something to trace or make (a quiet pair has no job:
+/// [`Plan::quiet`]).
 struct Job {
     input_index: usize,
     pos12: rtcd::Pose,
@@ -174,8 +175,6 @@ struct Job {
     meshes: [u32; 2],
     slot: u32,
     standard: bool,
-    /// A quiet step ([`Plan::quiet`]): no motion rays.
-    quiet: bool,
     /// The motion rays' figures: rays traced and contacts made.
     motion_figures: [u64; 2],
     /// Its motion contacts (`rtcd::detect::pair_motion_contacts`, shape 1's frame), traced with
@@ -763,7 +762,7 @@ impl GpuNarrowPhase {
             ),
         };
         // Same input checks as the CPU backend.
-        let (outputs, valid) = rtcd::narrow_phase::check_pairs(pairs);
+        let (mut outputs, valid) = rtcd::narrow_phase::check_pairs(pairs);
         let mut metrics = StepMetrics { failed_pairs: pairs.len() - valid.len(), ..Default::default() };
         // Every byte written through the queue this step (meshes seen for the first time included).
         let mut upload = 0u64;
@@ -831,6 +830,7 @@ impl GpuNarrowPhase {
         let mut slot_flags = vec![0u32; (capacity as usize).div_ceil(per_word)];
         let mut link_changes = Vec::new();
         let mut jobs = Vec::with_capacity(valid.len());
+        let mut quiet = 0;
         let mut entries = 0u64;
         let mut edge_entries = 0u64;
         for (s, plan) in slotted.iter().zip(plans) {
@@ -862,6 +862,13 @@ impl GpuNarrowPhase {
                 | if plan.separated { PAIR_SEPARATED } else { 0 };
             let slot = a.slot as usize;
             slot_flags[slot / per_word] |= flags << (PAIR_FLAG_BITS as usize * (slot % per_word));
+            if plan.quiet {
+                // Nothing to trace and nothing to make: the slot is in the step (its flags, its
+                // link), the pair has no job.
+                outputs[s.input_index].mode = StepMode::Iterative;
+                quiet += 1;
+                continue;
+            }
             let [e0, e1] = plan.entries;
             let [x0, x1] = plan.edges;
             jobs.push(Job {
@@ -870,7 +877,6 @@ impl GpuNarrowPhase {
                 meshes: s.handles,
                 slot: a.slot,
                 standard: plan.standard,
-                quiet: plan.quiet,
                 motion_figures: [0, 0],
                 motion_contacts: Vec::new(),
                 approach: Vec3::ZERO,
@@ -885,12 +891,12 @@ impl GpuNarrowPhase {
                 )));
             }
         }
-        metrics.pairs = jobs.len();
+        metrics.pairs = jobs.len() + quiet;
         metrics.standard_pairs = jobs.iter().filter(|j| j.standard).count();
-        metrics.iterative_pairs = jobs.len() - metrics.standard_pairs;
+        metrics.iterative_pairs = metrics.pairs - metrics.standard_pairs;
         upload += self.meshes.take_uploaded();
-        self.last_pairs = if jobs.is_empty() { 0 } else { capacity };
-        if jobs.is_empty() {
+        self.last_pairs = if slotted.is_empty() { 0 } else { capacity };
+        if slotted.is_empty() {
             if let Some(own) = own.take() {
                 self.queue.submit([own.finish()]);
             }
@@ -1273,7 +1279,7 @@ impl GpuNarrowPhase {
     fn trace_motion(&mut self, pairs: &[PairInput], jobs: &mut [Job], speculative: f32) {
         let base = self.params;
         let table = &self.table;
-        jobs.par_iter_mut().with_min_len(8).filter(|job| !job.quiet).for_each(|job| {
+        jobs.par_iter_mut().with_min_len(8).for_each(|job| {
             let p = &pairs[job.input_index];
             let params = base.for_pair(p.mesh1, p.mesh2);
             let mut guard = table.motion(job.slot);
@@ -1588,7 +1594,7 @@ struct Plan {
     separated: bool,
     /// An iterative step of a pair that keeps no record, crossing edge or tunnel: it finds
     /// nothing, and the CPU backend skips it whole (`rtcd::detect::is_quiet_step`), its motion
-    /// rays too.
+    /// rays too. Such a pair has no job: nothing runs for it on the host or on the device.
     quiet: bool,
     /// Vertex rays of each mesh (all its vertices for a standard trace, its records otherwise).
     entries: [u32; 2],
