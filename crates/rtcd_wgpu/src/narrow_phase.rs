@@ -1467,33 +1467,15 @@ impl GpuNarrowPhase {
             slot_ranges[slot] = (s, k);
             last_slot = Some(slot);
         }
-        let ranges: Vec<(usize, usize)> = jobs.iter().map(|j| slot_ranges[j.slot as usize]).collect();
-        if ranges.iter().map(|(s, e)| e - s).sum::<usize>() != contacts.len() {
+        let in_jobs: usize = jobs.iter().map(|j| slot_ranges[j.slot as usize]).map(|(s, e)| e - s).sum();
+        if in_jobs != contacts.len() {
             return Err(BackendError::Readback("contacts of a pair not in the step".into()));
         }
         let params = self.params;
-        let meshes = &self.meshes;
-        // Collected in place (an indexed collect), then checked.
-        let mut parsed: Vec<Result<PairParsed, BackendError>> = Vec::new();
-        ranges
-            .par_iter()
-            .zip(jobs.par_iter())
-            .map_init(
-                || (ReduceScratch::default(), Vec::new()),
-                |(scratch, candidates), (&(s, e), job)| {
-                    let m = job.meshes.map(|h| meshes.host(h));
-                    parse_pair(&contacts[s..e], job, m, &params, &opts, scratch, candidates)
-                },
-            )
-            .collect_into_vec(&mut parsed);
-        if let Some(k) = parsed.iter().position(Result::is_err)
-            && let Err(e) = parsed.swap_remove(k)
-        {
-            return Err(e);
-        }
         // The counts come back for the slots with entries, in slot order: each one's place among
         // them is the number of such slots before it.
-        let mut rank = vec![u32::MAX; self.table.capacity() as usize];
+        let capacity = self.table.capacity() as usize;
+        let mut rank = vec![u32::MAX; capacity];
         for job in jobs.iter().filter(|j| j.reports) {
             rank[job.slot as usize] = 0;
         }
@@ -1508,28 +1490,54 @@ impl GpuNarrowPhase {
                 slot_counts.len() / SLOT_COUNTS,
             )));
         }
+        // Each pair's output made in place, in parallel (a pair's job by its input's index), and
+        // the pairs' figures summed as they come.
+        let mut job_of = vec![u32::MAX; outputs.len()];
+        for (j, job) in jobs.iter().enumerate() {
+            job_of[job.input_index] = j as u32;
+        }
+        let meshes = &self.meshes;
+        let figures = outputs
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(32)
+            .filter_map(|(i, o)| jobs.get(job_of[i] as usize).map(|job| (o, job)))
+            .map_init(
+                || (ReduceScratch::default(), Vec::new()),
+                |(scratch, candidates), (o, job)| {
+                    let (s, e) = slot_ranges[job.slot as usize];
+                    let m = job.meshes.map(|h| meshes.host(h));
+                    let (manifolds, rays, kept, figures) =
+                        parse_pair(&contacts[s..e], job, m, &params, &opts, scratch, candidates)?;
+                    o.mode = if job.standard { StepMode::Standard } else { StepMode::Iterative };
+                    o.manifolds = manifolds;
+                    o.rays = rays;
+                    o.contacts = kept;
+                    o.moving = job.motion_figures[0] > 0;
+                    Ok(figures)
+                },
+            )
+            .try_reduce(PairFigures::default, |a, b| Ok(a.plus(&b)))?;
+        figures.add_to(&mut metrics);
+        // What the step leaves each slot (`pair_end.wgsl`), per direction: vertex records, edge
+        // records, and the edge rays its next iterative step lays out (the edges at its prediction
+        // records, and its edge records). A slot without rays keeps none. In parallel over the
+        // slots, each with its job.
+        let mut job_at = vec![u32::MAX; capacity];
+        for (j, job) in jobs.iter().enumerate() {
+            job_at[job.slot as usize] = j as u32;
+        }
         let none = [0u32; SLOT_COUNTS];
-        // Every result is a pair's step (the errors were returned above).
-        for (job, (manifolds, rays, kept, m)) in jobs.iter().zip(parsed.into_iter().flatten()) {
-            m.add_to(&mut metrics);
-            // What the step leaves the slot (`pair_end.wgsl`), per direction: vertex records, edge
-            // records, and the edge rays its next iterative step lays out (the edges at its
-            // prediction records, and its edge records). A slot without rays keeps none.
-            let c = match rank[job.slot as usize] {
+        self.table.mirrors_mut().par_iter_mut().enumerate().with_min_len(256).for_each(|(slot, mirror)| {
+            let Some(job) = job_at.get(slot).and_then(|&j| jobs.get(j as usize)) else { return };
+            let c = match rank[slot] {
                 k if job.reports => &slot_counts[SLOT_COUNTS * k as usize..][..SLOT_COUNTS],
                 _ => &none[..],
             };
-            let mirror = self.table.mirror_mut(job.slot);
             mirror.rec_counts = [c[0], c[1]];
             mirror.edge_counts = [0, 1].map(|d| c[2 + d] + job.tunnel_counts[d]);
             mirror.edge_entries = [0, 1].map(|d| c[4 + d] + c[2 + d]);
-            let o = &mut outputs[job.input_index];
-            o.mode = if job.standard { StepMode::Standard } else { StepMode::Iterative };
-            o.manifolds = manifolds;
-            o.rays = rays;
-            o.contacts = kept;
-            o.moving = job.motion_figures[0] > 0;
-        }
+        });
         metrics.time = start.elapsed();
         let collect_host = collect_start.elapsed().saturating_sub(waited);
         metrics.host_time = Some(submit_host + collect_host);
@@ -1564,6 +1572,20 @@ struct PairFigures {
 }
 
 impl PairFigures {
+    fn plus(&self, b: &Self) -> Self {
+        Self {
+            contact_rays: self.contact_rays + b.contact_rays,
+            edge_contacts: self.edge_contacts + b.edge_contacts,
+            motion_rays: self.motion_rays + b.motion_rays,
+            motion_contacts: self.motion_contacts + b.motion_contacts,
+            manifolds: self.manifolds + b.manifolds,
+            manifold_points: self.manifold_points + b.manifold_points,
+            cumulative_ray_length: self.cumulative_ray_length + b.cumulative_ray_length,
+            cumulative_depth: self.cumulative_depth + b.cumulative_depth,
+            max_depth: self.max_depth.max(b.max_depth),
+        }
+    }
+
     fn add_to(&self, m: &mut StepMetrics) {
         m.contact_rays += self.contact_rays;
         m.edge_contacts += self.edge_contacts;

@@ -111,6 +111,11 @@ impl PairTable {
         &mut self.mirror[slot as usize]
     }
 
+    /// Every slot's mirror, by slot.
+    pub fn mirrors_mut(&mut self) -> &mut [SlotMirror] {
+        &mut self.mirror
+    }
+
     /// The slot's motion-ray state (each pair of a step has its own slot, so the lock is never
     /// waited on).
     pub fn motion(&self, slot: u32) -> MutexGuard<'_, HostMotionState> {
