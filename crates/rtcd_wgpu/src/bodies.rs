@@ -29,6 +29,8 @@ enum BodyKey {
 /// Body slots and their poses (see the module docs). Slot 0 is the identity.
 pub(crate) struct BodyTable {
     slots: FxHashMap<BodyKey, u32>,
+    /// By slot: whose it is (`None`: free, or slot 0).
+    owner: Vec<Option<BodyKey>>,
     free: Vec<u32>,
     /// By slot: the pose uploaded this step.
     poses: Vec<GpuBody>,
@@ -47,6 +49,7 @@ impl BodyTable {
     pub fn new() -> Self {
         Self {
             slots: FxHashMap::default(),
+            owner: vec![None],
             free: Vec::new(),
             poses: vec![IDENTITY],
             seen: vec![u64::MAX],
@@ -57,11 +60,12 @@ impl BodyTable {
     /// Starts a step: slots not named since the last `begin` are freed.
     pub fn begin(&mut self) {
         let last = self.step;
-        let (seen, free) = (&mut self.seen, &mut self.free);
+        let (seen, free, owner) = (&mut self.seen, &mut self.free, &mut self.owner);
         self.slots.retain(|_, s| {
             let keep = seen[*s as usize] == last;
             if !keep {
                 seen[*s as usize] = 0;
+                owner[*s as usize] = None;
                 free.push(*s);
             }
             keep
@@ -71,18 +75,50 @@ impl BodyTable {
 
     /// The two body slots of a pair this step: its bodies' by id, with their world poses
     /// ([`world_poses`]), or its own against the identity.
-    pub fn pair_bodies(&mut self, key: PairKey, world: Option<[Pose; 2]>, pos12: &Pose) -> [u32; 2] {
+    /// `last`: the pair's bodies' slots of its last step, if it had one; where those slots still
+    /// belong to the same bodies they are taken without a lookup.
+    pub fn pair_bodies(
+        &mut self,
+        key: PairKey,
+        world: Option<[Pose; 2]>,
+        pos12: &Pose,
+        last: Option<[u32; 2]>,
+    ) -> [u32; 2] {
+        let held = |table: &Self, slot: u32, k: BodyKey| {
+            (slot != 0 && table.owner.get(slot as usize) == Some(&Some(k))).then_some(slot)
+        };
         if let Some([p1, p2]) = world {
             let (b1, b2) = (body(&p1), body(&p2));
-            if let (Some(a), Some(b)) =
-                (self.named(BodyKey::Id(key.a), b1), self.named(BodyKey::Id(key.b), b2))
-            {
+            let (k1, k2) = (BodyKey::Id(key.a), BodyKey::Id(key.b));
+            let a = match last.and_then(|[a, _]| held(self, a, k1)) {
+                Some(s) => self.named_at(s, b1),
+                None => self.named(k1, b1),
+            };
+            let b = match last.and_then(|[_, b]| held(self, b, k2)) {
+                Some(s) => self.named_at(s, b2),
+                None => self.named(k2, b2),
+            };
+            if let (Some(a), Some(b)) = (a, b) {
                 return [a, b];
             }
         }
-        let own =
-            self.named(BodyKey::Pair(key), body(pos12)).expect("a pair's own body is named once a step");
-        [0, own]
+        let k = BodyKey::Pair(key);
+        let own = match last.and_then(|[_, b]| held(self, b, k)) {
+            Some(s) => self.named_at(s, body(pos12)),
+            None => self.named(k, body(pos12)),
+        };
+        [0, own.expect("a pair's own body is named once a step")]
+    }
+
+    /// [`BodyTable::named`] for a key known to hold slot `s`.
+    fn named_at(&mut self, s: u32, pose: GpuBody) -> Option<u32> {
+        let i = s as usize;
+        if self.seen[i] == self.step {
+            return (self.poses[i] == pose).then_some(s);
+        }
+        self.seen[i] = self.step;
+        self.poses[i] = pose;
+        Some(s)
     }
 
     /// The slot of `key` with pose `pose` this step: a new one for a key first named this step;
@@ -90,20 +126,16 @@ impl BodyTable {
     fn named(&mut self, key: BodyKey, pose: GpuBody) -> Option<u32> {
         let step = self.step;
         if let Some(&s) = self.slots.get(&key) {
-            let i = s as usize;
-            if self.seen[i] == step {
-                return (self.poses[i] == pose).then_some(s);
-            }
-            self.seen[i] = step;
-            self.poses[i] = pose;
-            return Some(s);
+            return self.named_at(s, pose);
         }
         let s = self.free.pop().unwrap_or_else(|| {
             self.poses.push(IDENTITY);
             self.seen.push(0);
+            self.owner.push(None);
             self.poses.len() as u32 - 1
         });
         self.slots.insert(key, s);
+        self.owner[s as usize] = Some(key);
         self.seen[s as usize] = step;
         self.poses[s as usize] = pose;
         Some(s)
@@ -188,20 +220,50 @@ mod tests {
     fn bodies_keep_their_slots_and_share_them_across_pairs() {
         let mut t = BodyTable::new();
         t.begin();
-        let ab = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.0), pose(2.0)]), &rel(1.0, 2.0));
-        let ac = t.pair_bodies(PairKey::new(1, 3), Some([pose(1.0), pose(3.0)]), &rel(1.0, 3.0));
+        let ab = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.0), pose(2.0)]), &rel(1.0, 2.0), None);
+        let ac = t.pair_bodies(PairKey::new(1, 3), Some([pose(1.0), pose(3.0)]), &rel(1.0, 3.0), None);
         assert_eq!(ab[0], ac[0], "body 1 has one slot");
         assert!(ab[0] != 0 && ab[1] != ab[0] && ac[1] != ab[1]);
         assert_eq!(t.poses()[ab[1] as usize], body(&pose(2.0)));
         // Next step: the same slots, new poses; body 3 is gone and its slot is reused.
         t.begin();
-        let ab2 = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.5), pose(2.5)]), &rel(1.5, 2.5));
+        let ab2 = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.5), pose(2.5)]), &rel(1.5, 2.5), None);
         assert_eq!(ab2, ab);
         assert_eq!(t.poses()[ab[0] as usize], body(&pose(1.5)));
         t.begin();
-        let d = t.pair_bodies(PairKey::new(1, 4), Some([pose(1.5), pose(4.0)]), &rel(1.5, 4.0));
+        let d = t.pair_bodies(PairKey::new(1, 4), Some([pose(1.5), pose(4.0)]), &rel(1.5, 4.0), None);
         assert_eq!(d[0], ab[0]);
         assert!(d[1] == ac[1] || d[1] == ab[1], "a freed slot is reused: {d:?}");
+    }
+
+    /// A pair's last slots are taken without a lookup while they hold its bodies; once a slot was
+    /// freed and given to another body, the pair finds its body's slot as without them: the same
+    /// slots as a table that is never given them.
+    #[test]
+    fn last_slots_stand_only_while_they_hold_the_same_bodies() {
+        let (mut hinted, mut plain) = (BodyTable::new(), BodyTable::new());
+        let mut last: FxHashMap<PairKey, [u32; 2]> = FxHashMap::default();
+        // Step by step, the pairs of the step: (a, b) with body b at x = b + step / 4.
+        let steps: [&[(u64, u64)]; 4] =
+            [&[(1, 2), (1, 3)], &[(1, 2)], &[(1, 4), (5, 6)], &[(1, 3), (1, 4), (5, 6)]];
+        for (k, pairs) in steps.iter().enumerate() {
+            hinted.begin();
+            plain.begin();
+            for &(a, b) in pairs.iter() {
+                let key = PairKey::new(a, b);
+                let (pa, pb) = (a as f32 + k as f32 / 4.0, b as f32 + k as f32 / 4.0);
+                let world = Some([pose(pa), pose(pb)]);
+                let with = hinted.pair_bodies(key, world, &rel(pa, pb), last.get(&key).copied());
+                let without = plain.pair_bodies(key, world, &rel(pa, pb), None);
+                assert_eq!(with, without, "step {k}, pair {key:?}");
+                assert_eq!(hinted.poses()[with[1] as usize], body(&pose(pb)));
+                last.insert(key, with);
+            }
+        }
+        // Body 3's slot was freed after step 1 and body 4 took it at step 2; at step 3 the pair
+        // (1, 3) held that slot from step 0, and must not take it.
+        let (s3, s4) = (last[&PairKey::new(1, 3)][1], last[&PairKey::new(1, 4)][1]);
+        assert_ne!(s3, s4);
     }
 
     /// A pair without world poses, or whose body id came with another pose in the step, or whose
@@ -211,12 +273,12 @@ mod tests {
     fn pairs_without_consistent_world_poses_have_their_own_body() {
         let mut t = BodyTable::new();
         t.begin();
-        let plain = t.pair_bodies(PairKey::new(7, 8), None, &pose(0.5));
+        let plain = t.pair_bodies(PairKey::new(7, 8), None, &pose(0.5), None);
         assert_eq!(plain[0], 0);
         assert_eq!(t.poses()[0], IDENTITY);
         assert_eq!(t.poses()[plain[1] as usize], body(&pose(0.5)));
-        let first = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.0), pose(2.0)]), &rel(1.0, 2.0));
-        let clash = t.pair_bodies(PairKey::new(1, 3), Some([pose(1.25), pose(3.0)]), &rel(1.25, 3.0));
+        let first = t.pair_bodies(PairKey::new(1, 2), Some([pose(1.0), pose(2.0)]), &rel(1.0, 2.0), None);
+        let clash = t.pair_bodies(PairKey::new(1, 3), Some([pose(1.25), pose(3.0)]), &rel(1.25, 3.0), None);
         assert_ne!(first[0], 0);
         assert_eq!(clash[0], 0);
         assert_eq!(t.poses()[clash[1] as usize], body(&rel(1.25, 3.0)));

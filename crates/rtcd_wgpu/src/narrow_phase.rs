@@ -844,13 +844,20 @@ impl GpuNarrowPhase {
                 m.witness = plan.witness;
             }
             metrics.new_pairs += a.new as usize;
-            let [body_a, body_b] = self.bodies.pair_bodies(p.key, plan.world, &p.pos12);
+            // A pair held in its slot has its last step's link: its bodies' slots are checked
+            // without a lookup, and its kind (its meshes') is the same.
+            let last = self.table.mirror(a.slot).link.filter(|_| !a.new);
+            let [body_a, body_b] =
+                self.bodies.pair_bodies(p.key, plan.world, &p.pos12, last.map(|[x, y, _]| [x, y]));
             let meshes = &self.meshes;
-            let kind = self.kinds.kind((p.mesh1.id(), p.mesh2.id()), || {
-                // Both meshes were placed above.
-                let place = |m| meshes.get(m).map_or(GpuMeshRef::default(), |(r, _)| r);
-                pair_statics(p, [place(p.mesh1), place(p.mesh2)], &base)
-            });
+            let kind = match last {
+                Some([_, _, kind]) => kind,
+                None => self.kinds.kind((p.mesh1.id(), p.mesh2.id()), || {
+                    // Both meshes were placed above.
+                    let place = |m| meshes.get(m).map_or(GpuMeshRef::default(), |(r, _)| r);
+                    pair_statics(p, [place(p.mesh1), place(p.mesh2)], &base)
+                }),
+            };
             let m = self.table.mirror_mut(a.slot);
             if a.new || m.link != Some([body_a, body_b, kind]) {
                 link_changes.push(GpuPairLink { slot: a.slot, body_a, body_b, kind });
