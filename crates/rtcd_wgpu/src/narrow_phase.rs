@@ -47,7 +47,6 @@ use rtcd::{
     },
     narrow_phase::{RayDebug, RayOutcome},
 };
-use rustc_hash::FxHashSet;
 
 use crate::{
     bodies::{BodyTable, KindTable, world_poses},
@@ -774,13 +773,12 @@ impl GpuNarrowPhase {
                 u32::MAX >> CONTACT_KIND_BITS
             )));
         }
-        let present: FxHashSet<PairKey> = valid.iter().map(|&i| pairs[i].key).collect();
-        metrics.freed_pairs = self.table.retain(&present);
 
         // Lay out the flattened ray list: each pair's tracer is decided here from the host mirror.
-        // First the meshes' places and the pairs' slots: looked up in parallel, and made one pair
-        // after another only for the pairs new in their slots or with a mesh new to the device
-        // (both mutate the stores); then, in parallel, each pair's plan from its own inputs and
+        // First the meshes' places and the pairs' slots: looked up in parallel, the slots of the
+        // pairs that left freed, and places and slots made one pair after another only for the
+        // pairs new in their slots or with a mesh new to the device (both mutate the stores);
+        // then, in parallel, each pair's plan from its own inputs and
         // mirror (keys are unique, so are slots); then, in order, the mirrors' updates and the
         // step's records.
         let base = self.params;
@@ -790,14 +788,23 @@ impl GpuNarrowPhase {
             .with_min_len(64)
             .map(|&i| {
                 let p = &pairs[i];
+                let held = table.slot_of(&p.key);
                 let found = || {
                     let handles = [meshes.get(p.mesh1)?.1, meshes.get(p.mesh2)?.1];
-                    let slot = table.held_slot(p.key, (p.mesh1.id(), p.mesh2.id()))?;
-                    Some(Slotted { input_index: i, handles, a: SlotAssignment { slot, new: false } })
+                    // Held with the same meshes: not new ([`PairTable::assign`] would say so).
+                    let slot = held.filter(|&s| table.mirror(s).mesh_ids == (p.mesh1.id(), p.mesh2.id()))?;
+                    Some(Slotted { input_index: i, handles, a: SlotAssignment { slot, new: false }, held })
                 };
-                found().unwrap_or(Slotted { input_index: i, handles: [u32::MAX; 2], a: UNASSIGNED })
+                found().unwrap_or(Slotted { input_index: i, handles: [u32::MAX; 2], a: UNASSIGNED, held })
             })
             .collect();
+        // The pairs that left free their slots; a pair whose meshes changed keeps its own, new in it.
+        for s in &slotted {
+            if let Some(slot) = s.held {
+                self.table.keep(slot);
+            }
+        }
+        metrics.freed_pairs = self.table.free_unkept();
         for s in slotted.iter_mut().filter(|s| s.a == UNASSIGNED) {
             let p = &pairs[s.input_index];
             s.handles = [
@@ -1612,6 +1619,8 @@ struct Slotted {
     /// Its meshes' host copies ([`MeshStore::host`]).
     handles: [u32; 2],
     a: SlotAssignment,
+    /// The slot its key held before this step, whatever its meshes.
+    held: Option<u32>,
 }
 
 /// A pair not yet given its slot and meshes' places (they are given one pair after another).

@@ -63,6 +63,10 @@ pub(crate) struct PairTable {
     mirror: Vec<SlotMirror>,
     /// By slot; each behind its own lock, so that the step's pairs work on theirs in parallel.
     motion: Vec<Mutex<HostMotionState>>,
+    /// By slot: the last step whose pairs hold it ([`PairTable::keep`]).
+    kept: Vec<u64>,
+    /// The step [`PairTable::keep`] marks.
+    step: u64,
     pub buffer: GrowBuffer<GpuSlot>,
 }
 
@@ -82,6 +86,8 @@ impl PairTable {
             free: (0..capacity).rev().collect(),
             mirror: vec![SlotMirror::default(); capacity as usize],
             motion: (0..capacity).map(|_| Mutex::default()).collect(),
+            kept: vec![0; capacity as usize],
+            step: 1,
             buffer: GrowBuffer::new(
                 device,
                 "rtcd:buffer:pair_table",
@@ -126,25 +132,25 @@ impl PairTable {
         *self.motion[slot as usize].get_mut().unwrap_or_else(|e| e.into_inner()) = HostMotionState::default();
     }
 
-    /// Frees every pair not in `present`; returns how many were freed.
-    pub fn retain(&mut self, present: &rustc_hash::FxHashSet<PairKey>) -> usize {
+    /// Marks `slot` as held by a pair of this step (before [`PairTable::free_unkept`]).
+    pub fn keep(&mut self, slot: u32) {
+        self.kept[slot as usize] = self.step;
+    }
+
+    /// Frees the slot of every pair that no [`PairTable::keep`] marked since the last call;
+    /// returns how many were freed.
+    pub fn free_unkept(&mut self) -> usize {
         let before = self.slots.len();
-        let free = &mut self.free;
-        self.slots.retain(|k, s| {
-            let keep = present.contains(k);
+        let (free, kept, step) = (&mut self.free, &self.kept, self.step);
+        self.slots.retain(|_, s| {
+            let keep = kept[*s as usize] == step;
             if !keep {
                 free.push(*s);
             }
             keep
         });
+        self.step += 1;
         before - self.slots.len()
-    }
-
-    /// The slot `key` holds, if it holds one with these meshes ([`PairTable::assign`] would give
-    /// it as not new).
-    pub fn held_slot(&self, key: PairKey, mesh_ids: (u64, u64)) -> Option<u32> {
-        let &slot = self.slots.get(&key)?;
-        (self.mirror[slot as usize].mesh_ids == mesh_ids).then_some(slot)
     }
 
     /// The slot of `key`, allocating one (growing the table on the device if full) for a new pair.
@@ -171,6 +177,7 @@ impl PairTable {
             self.buffer.reserve(device, encoder, new_cap as u64, old as u64)?;
             self.mirror.resize(new_cap as usize, SlotMirror::default());
             self.motion.resize_with(new_cap as usize, Mutex::default);
+            self.kept.resize(new_cap as usize, 0);
             self.free.extend((old..new_cap).rev());
         }
         let slot = self.free.pop().expect("free list refilled above");
