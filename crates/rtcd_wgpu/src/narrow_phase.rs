@@ -41,7 +41,7 @@ use rtcd::{
     aabb::Aabb,
     contact::{RayContact, ReduceScratch, reduce_manifolds_with, reproject},
     detect::{
-        EdgeTest, box_face_normal, closed_reach_into, edge_crossing, edge_crossing_contacts,
+        EdgeTest, box_face_normal, closed_reach_into, edge_crossing, edge_crossing_contacts, is_quiet,
         merge_motion_contacts, needs_standard_trace, pair_motion_contacts, reach_box,
         separation_before_trace, separation_for_reach_from, solid_behind_box, vertex_clip_box,
     },
@@ -1631,7 +1631,7 @@ struct Plan {
     standard: bool,
     separated: bool,
     /// An iterative step of a pair that keeps no record, crossing edge or tunnel: it finds
-    /// nothing, and the CPU backend skips it whole (`rtcd::detect::is_quiet_step`), its motion
+    /// nothing, and the CPU backend skips it whole (`rtcd::detect::is_quiet`), its motion
     /// rays too. Such a pair has no job: nothing runs for it on the host or on the device.
     quiet: bool,
     /// Vertex rays of each mesh (all its vertices for a standard trace, its records otherwise).
@@ -1668,7 +1668,7 @@ fn plan_pair(
     // As on the CPU: a pair without records whose meshes are out of the rays' reach gets a
     // standard step without rays (its records stay empty).
     let recordless = a.new || (mirror.rec_counts == [0, 0] && mirror.edge_counts == [0, 0]);
-    let quiet = !standard && !opts.measure_errors && recordless;
+    let quiet = is_quiet(standard, !recordless, opts);
     let mut witness = mirror.witness;
     let (bound, separated) = separation_before_trace(p, standard, recordless, &params, opts, &mut witness);
     let entries = if separated {

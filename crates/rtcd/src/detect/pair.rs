@@ -682,7 +682,15 @@ pub(crate) fn takes_standard_step(
 /// [`takes_standard_step`]). The state of such a step only counts it (`steps_since_standard`);
 /// [`detect_pair`] would return no contact.
 pub(crate) fn is_quiet_step(state: &PairState, standard: bool, opts: &StepOptions) -> bool {
-    !standard && !opts.measure_errors && !state.has_records()
+    is_quiet(standard, state.has_records(), opts)
+}
+
+/// Whether an iterative step of a pair is sure to find nothing, so that a backend skips it whole,
+/// its motion rays too: the step is not standard (`standard`), errors are not measured, and the
+/// pair keeps no ray record, crossing edge or tunnel (`has_records`, [`PairState::has_records`]).
+/// The CPU backend decides with it from its pair states, the GPU backend from its slot mirrors.
+pub fn is_quiet(standard: bool, has_records: bool, opts: &StepOptions) -> bool {
+    !standard && !opts.measure_errors && !has_records
 }
 
 /// One step of one pair; `standard` from [`takes_standard_step`] on the same input and state. The
