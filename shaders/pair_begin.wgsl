@@ -19,7 +19,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
     var slot = slots[pair.step.slot];
     if ((pair.step.flags & PAIR_NEW) != 0u) {
-        slot = Slot(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
+        slot = Slot(vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0), 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, vec4<f32>(0.0, 0.0, 0.0, 1.0), vec4<f32>(0.0));
     }
     if ((pair.step.flags & PAIR_STANDARD) != 0u) {
         slot.ref_q = pair.step.pose12_q;

@@ -39,7 +39,10 @@ const PAIR_NEW: u32 = 2u;
 const PAIR_PRESENT: u32 = 4u;
 // Separated before tracing (rtcd::detect::separation_before_trace): no entries.
 const PAIR_SEPARATED: u32 = 8u;
-const PAIR_FLAG_BITS: u32 = 4u;
+// Its motion rays' paths are traced on the device (motion_paths.wgsl): the pair was in its slot at
+// the last step, at the pose its input gives as the previous one (Slot.last_q, last_t).
+const PAIR_MOTION: u32 = 16u;
+const PAIR_FLAG_BITS: u32 = 5u;
 
 // Record.triangle: bit 31 set for a prediction.
 const RECORD_PREDICTION: u32 = 0x80000000u;
@@ -56,6 +59,9 @@ const COUNT_PREDICTION_RECORDS: u32 = 6u;
 // Per-slot counts pair_end.wgsl reports to the host (vertex records, edge records and the edges at
 // prediction records, each per direction).
 const SLOT_COUNTS: u32 = 6u;
+// Motion hits and count records appended to motion_hits (motion_paths.wgsl, pair_end.wgsl), also
+// those beyond its length.
+const COUNT_MOTION_HITS: u32 = 7u;
 const COUNTERS: u32 = 8u;
 
 // A mesh vertex: position and exit distance (w), outward normal and the mesh's bounding-box diagonal
@@ -208,6 +214,19 @@ struct PairStatic {
     // The pair's candidate extension (rtcd::RtcdParams::candidate_extension).
     candidate_extension: f32,
     pad_b: u32,
+    // The motion rays (rtcd::detect::pair_motion_contacts, motion_paths.wgsl): each mesh's
+    // rtcd::RtcdMesh::max_radius (IRTCD 2013 Eq. 2's radii), the pair's displacement threshold (no
+    // shorter path is traced), whether each direction's vertices count their own body's thickness
+    // (bit 0: shape 1's vertices, bit 1: shape 2's; rtcd::detect::motion_lengths), the least motion
+    // of each direction's vertices that needs a path, and the other body's half thickness.
+    radius_a: f32,
+    radius_b: f32,
+    motion_floor: f32,
+    motion_own: u32,
+    least_a: f32,
+    least_b: f32,
+    other_a: f32,
+    other_b: f32,
 }
 
 // One pair of one step: its step record, what is derived of it, and its statics, put together on the
@@ -234,6 +253,40 @@ struct Slot {
     edge_count_a: u32,
     edge_offset_b: u32,
     edge_count_b: u32,
+    // The pair's relative pose at the last step it was in (pair_end.wgsl), the start of its vertices'
+    // paths this step (motion_paths.wgsl); last_t.w = 1 once set.
+    last_q: vec4<f32>,
+    last_t: vec4<f32>,
+}
+
+// A pair's motion rays this step, made by pair_assemble.wgsl for a slot with PAIR_MOTION: each
+// direction's map into the other mesh's frame one step earlier (direction 0: shape 1's vertices into
+// shape 2's frame), the region its vertices' paths start in (rtcd::detect::candidate_region grown
+// by twice the pair's displacement bound, in the casting mesh's frame), and how many vertices each
+// direction lays out (its mesh's, or 0 when no vertex moved far enough).
+struct MotionPlan {
+    was_a_q: vec4<f32>,
+    was_a_t: vec4<f32>,
+    was_b_q: vec4<f32>,
+    was_b_t: vec4<f32>,
+    region_a_min: vec4<f32>,
+    region_a_max: vec4<f32>,
+    region_b_min: vec4<f32>,
+    region_b_max: vec4<f32>,
+    paths_a: u32,
+    paths_b: u32,
+    pad_a: u32,
+    pad_b: u32,
+}
+
+// A vertex's path that met a front face first (motion_paths.wgsl): the slot << 1 | direction, the
+// vertex, the face met and how far along the path from where the vertex was (rtcd::detect::MotionHit).
+// A slot's count record (pair_end.wgsl) has NONE for its vertex and the paths it traced in `triangle`.
+struct MotionHit {
+    slot_dir: u32,
+    vertex: u32,
+    triangle: u32,
+    t: f32,
 }
 
 // What a ray remembers between steps.

@@ -10,7 +10,7 @@ use crate::error::GpuError;
 /// Limits the kernels need (everything else is checked per step against the device's limits).
 pub fn required_limits() -> wgpu::Limits {
     wgpu::Limits {
-        max_storage_buffers_per_shader_stage: 8,
+        max_storage_buffers_per_shader_stage: crate::kernels::max_storage_bindings(),
         max_compute_workgroup_size_x: 256,
         max_compute_invocations_per_workgroup: 256,
         max_compute_workgroup_storage_size: 1024,
@@ -55,6 +55,12 @@ pub fn missing_requirements(
         && !d.flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
     {
         missing.push("downlevel flag COMPUTE_SHADERS".into());
+    }
+    // The motion paths are launched with an indirect dispatch.
+    if let Some(d) = downlevel
+        && !d.flags.contains(wgpu::DownlevelFlags::INDIRECT_EXECUTION)
+    {
+        missing.push("downlevel flag INDIRECT_EXECUTION".into());
     }
     missing
 }

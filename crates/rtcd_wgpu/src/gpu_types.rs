@@ -202,6 +202,23 @@ pub struct GpuPairStatic {
     pub candidate_extension: f32,
     /// Padding.
     pub _pad_b: u32,
+    /// Shape 1's mesh's `rtcd::RtcdMesh::max_radius` (the motion rays' displacement bound).
+    pub radius_a: f32,
+    /// Shape 2's mesh's `rtcd::RtcdMesh::max_radius`.
+    pub radius_b: f32,
+    /// The pair's displacement threshold: no shorter motion path is traced.
+    pub motion_floor: f32,
+    /// Bit 0: shape 1's vertices' paths count their own body's thickness; bit 1: shape 2's
+    /// (`rtcd::detect::motion_lengths`).
+    pub motion_own: u32,
+    /// The least motion of shape 1's vertices that needs a path.
+    pub least_a: f32,
+    /// The least motion of shape 2's vertices that needs a path.
+    pub least_b: f32,
+    /// Shape 2's half thickness, against which shape 1's vertices' motion is measured.
+    pub other_a: f32,
+    /// Shape 1's half thickness, against which shape 2's vertices' motion is measured.
+    pub other_b: f32,
 }
 
 /// `Pair`: one pair of one step, its step record, what is derived of it and its statics, put
@@ -225,9 +242,12 @@ pub const PAIR_NEW: u32 = 2;
 pub const PAIR_PRESENT: u32 = 4;
 /// `Pair.flags`: separated before tracing (`rtcd::detect::separation_before_trace`): no entries.
 pub const PAIR_SEPARATED: u32 = 8;
-/// Bits of `Pair.flags` uploaded for each pair-table slot, packed 8 slots a `u32` (slot `s` in word
-/// `s / 8`, at bit `4 * (s % 8)`).
-pub const PAIR_FLAG_BITS: u32 = 4;
+/// `Pair.flags`: its motion rays' paths are traced on the device (`motion_paths.wgsl`), from its
+/// slot's last pose, which its input's previous pose is.
+pub const PAIR_MOTION: u32 = 16;
+/// Bits of `Pair.flags` uploaded for each pair-table slot, packed 6 slots a `u32` (slot `s` in word
+/// `s / 6`, at bit `5 * (s % 6)`).
+pub const PAIR_FLAG_BITS: u32 = 5;
 
 /// `Slot`: a pair-table slot.
 #[repr(C)]
@@ -253,6 +273,56 @@ pub struct GpuSlot {
     pub edge_offset_b: u32,
     /// Edge records of direction 1.
     pub edge_count_b: u32,
+    /// The pair's rotation at the last step it was in (its motion paths start there).
+    pub last_q: [f32; 4],
+    /// The pair's translation at the last step it was in; `w = 1` once set.
+    pub last_t: [f32; 4],
+}
+
+/// `MotionPlan`: a pair's motion rays this step (`pair_assemble.wgsl`), written and read on the
+/// device only.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuMotionPlan {
+    /// Direction 0's map into shape 2's frame one step earlier (rotation).
+    pub was_a_q: [f32; 4],
+    /// Its translation.
+    pub was_a_t: [f32; 4],
+    /// Direction 1's map into shape 1's frame one step earlier (rotation).
+    pub was_b_q: [f32; 4],
+    /// Its translation.
+    pub was_b_t: [f32; 4],
+    /// Where direction 0's paths start (shape 1's frame).
+    pub region_a_min: [f32; 4],
+    /// See `region_a_min`.
+    pub region_a_max: [f32; 4],
+    /// Where direction 1's paths start (shape 2's frame).
+    pub region_b_min: [f32; 4],
+    /// See `region_b_min`.
+    pub region_b_max: [f32; 4],
+    /// Direction 0's laid-out paths (shape 1's vertex count, or 0).
+    pub paths_a: u32,
+    /// Direction 1's laid-out paths.
+    pub paths_b: u32,
+    /// Padding.
+    pub _pad_a: u32,
+    /// Padding.
+    pub _pad_b: u32,
+}
+
+/// `MotionHit`: a vertex's path that met a front face first (`motion_paths.wgsl`), or a slot's count
+/// of paths traced (`pair_end.wgsl`: `vertex` is `u32::MAX`, the count in `triangle`); read back.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuMotionHit {
+    /// The slot `<< 1 |` the direction.
+    pub slot_dir: u32,
+    /// The casting mesh's vertex.
+    pub vertex: u32,
+    /// The face met in the other mesh.
+    pub triangle: u32,
+    /// How far along the path from where the vertex was.
+    pub t: f32,
 }
 
 /// `Record`: what a ray remembers between steps.
@@ -442,6 +512,8 @@ pub const COUNT_PREDICTION_RECORDS: usize = 6;
 /// vertex records of each direction, edge records of each direction, and the edges at each
 /// direction's prediction records.
 pub const SLOT_COUNTS: usize = 6;
+/// Counter of the motion hits and count records appended (`motion_paths.wgsl`, `pair_end.wgsl`).
+pub const COUNT_MOTION_HITS: usize = 7;
 /// Number of counters.
 pub const COUNTERS: usize = 8;
 

@@ -32,6 +32,9 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (15, Read),
             (22, Read),
             (29, ReadWrite),
+            (31, ReadWrite),
+            (32, ReadWrite),
+            (33, ReadWrite),
         ],
         Kernel::PairLayout => &[(3, ReadWrite), (4, Uniform), (9, Read)],
         Kernel::PairBegin => &[(3, Read), (4, Uniform), (5, ReadWrite)],
@@ -67,9 +70,18 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (27, Read),
             (28, ReadWrite),
         ],
-        Kernel::PairEnd => {
-            &[(3, Read), (4, Uniform), (5, ReadWrite), (9, Read), (28, Read), (29, Read), (30, ReadWrite)]
-        }
+        Kernel::PairEnd => &[
+            (3, Read),
+            (4, Uniform),
+            (5, ReadWrite),
+            (8, ReadWrite),
+            (9, Read),
+            (28, Read),
+            (29, Read),
+            (30, ReadWrite),
+            (33, Read),
+            (35, ReadWrite),
+        ],
         Kernel::EdgeSelect => &[
             (0, Read),
             (3, Read),
@@ -99,7 +111,30 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
         Kernel::EdgeRaysBrute | Kernel::EdgeRaysBvh => {
             &[(0, Read), (1, Read), (2, Read), (17, Read), (18, ReadWrite)]
         }
+        Kernel::MotionArgs => &[(4, Uniform), (31, Read), (34, ReadWrite)],
+        Kernel::MotionPathsBrute | Kernel::MotionPathsBvh => &[
+            (0, Read),
+            (1, Read),
+            (2, Read),
+            (3, Read),
+            (4, Uniform),
+            (8, ReadWrite),
+            (31, Read),
+            (32, Read),
+            (33, ReadWrite),
+            (35, ReadWrite),
+        ],
     }
+}
+
+/// The most storage buffers one kernel binds: what a device must allow per shader stage
+/// (`crate::device::required_limits`).
+pub(crate) fn max_storage_bindings() -> u32 {
+    Kernel::ALL
+        .into_iter()
+        .map(|k| bindings(k).iter().filter(|(_, a)| !matches!(a, Access::Uniform)).count() as u32)
+        .max()
+        .unwrap_or(0)
 }
 
 pub(crate) struct Pipeline {

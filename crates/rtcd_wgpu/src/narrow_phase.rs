@@ -1,16 +1,18 @@
 //! The GPU narrow phase: the same inputs and outputs as `rtcd::NarrowPhase`, computed by the WGSL
 //! kernels, with per-pair iterative state kept in GPU buffers between steps.
 //!
-//! What the host uploads a step: one world pose per body ([`crate::bodies::BodyTable`]), 4 flag bits
+//! What the host uploads a step: one world pose per body ([`crate::bodies::BodyTable`]), 5 flag bits
 //! per pair-table slot (in the step, new in its slot, the tracer it decided by IRTCD 2013 Eq. 2,
-//! separated), the links (slot, bodies, kind: 16 bytes) of the pairs new in their slots, and the
+//! separated, its motion paths traced on the device), the links (slot, bodies, kind: 16 bytes) of the pairs new in their slots, and the
 //! statics of new pairs of meshes ([`crate::bodies::KindTable`]).
 //!
 //! One step, on the device, the pairs indexed by slot: `pair_links` (one thread per new link) →
 //! `pair_assemble` (one thread per slot: the relative pose made of the bodies' poses, the inverse
 //! pose, the vertex candidate regions, the entries from the flags, meshes and record counts, the edge
-//! rays' counts from the records) → `scan` of the slots' entry counts → `pair_layout` (each pair's
-//! first entry) → `pair_begin` (one thread per slot) → `trace_standard`, `walk_iterative` and
+//! rays' counts from the records, the motion rays' plan) → `scan` of the slots' entry counts →
+//! `pair_layout` (each pair's first entry) → `pair_begin` (one thread per slot) → `scan` of the
+//! slots' motion paths → `motion_args` → `motion_paths` (one thread per laid-out path, an indirect
+//! dispatch: the vertices that moved far enough traced along their paths) → `trace_standard`, `walk_iterative` and
 //! `edge_select` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
 //! traced with the standard tracer, pair direction × record for pairs traced iteratively, then each
 //! pair's edge rays, Mochi 2024 §3.4; `edge_select` gathers the edges to trace) → `edge_step` (one
@@ -18,13 +20,17 @@
 //! back: the predictions surely beyond the prediction distance are not) + two `scan`s (prefix sums)
 //! → `compact` (dense vertex and edge records for the next step; the rays that make contacts, to
 //! read back, 16 bytes each; each slot's edges at its prediction records) → `pair_end` (record
-//! ranges into the pair table, and the counts of the slots with rays). The host checks that the
-//! device laid out the rays it planned, reads back the compacted rays and the slots' counts (its
-//! mirror of each slot, for the next step's plan), makes the rays' contacts with the CPU backend's
-//! re-projection from the meshes it keeps (a crossing edge traced again), and reduces them to
-//! manifolds with the same code. It traces the motion rays while the device works.
+//! ranges into the pair table, the counts of the slots with rays, each slot's pose for its next
+//! paths and its paths' count). The host checks that the device laid out the rays it planned, reads
+//! back the compacted rays, the slots' counts (its mirror of each slot, for the next step's plan)
+//! and the paths that met a front face, makes the rays' and the paths' contacts with the CPU
+//! backend's code from the meshes it keeps (a crossing edge traced again; the tunnels kept on the
+//! host), and reduces them to manifolds with the same code. While the device works it makes the
+//! contacts of the tunnels the pairs keep, and traces the paths of the pairs the device cannot
+//! (new in their slots, or whose previous pose is not their last one).
 
 use std::{
+    cell::Cell,
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
@@ -41,9 +47,11 @@ use rtcd::{
     aabb::Aabb,
     contact::{RayContact, ReduceScratch, reduce_manifolds_with, reproject},
     detect::{
-        EdgeTest, box_face_normal, closed_reach_into, edge_crossing, edge_crossing_contacts, is_quiet,
-        merge_motion_contacts, needs_standard_trace, pair_motion_contacts, reach_box,
-        separation_before_trace, separation_for_reach_from, solid_behind_box, vertex_clip_box,
+        EdgeTest, MotionFrames, MotionHit, MotionStep, box_face_normal, closed_reach_into, edge_crossing,
+        edge_crossing_contacts, is_quiet, merge_motion_contacts, motion_lengths, motion_path_contact,
+        motion_tunnel_contacts, needs_standard_trace, pair_motion_contacts, reach_box,
+        separation_before_trace, separation_for_reach_from, solid_behind_box, trace_motion_paths,
+        vertex_clip_box,
     },
     narrow_phase::{RayDebug, RayOutcome},
 };
@@ -94,19 +102,31 @@ pub struct HostPhases {
     /// Bind groups made for the step. The others are kept from step to step, so a step whose
     /// buffers all kept their size makes none.
     pub bind_groups: u32,
+    /// Pairs whose motion paths the device traced.
+    pub motion_on_device: u32,
+    /// Pairs whose motion paths the host traced: new in their slots, or whose previous pose was not
+    /// their last one, or all of a step whose paths' hits outgrew their read.
+    pub motion_on_host: u32,
+    /// Whether the step's motion hits outgrew their read (sized from the last step's), so that the
+    /// host traced the device's pairs' paths again.
+    pub motion_read_short: bool,
 }
+
+/// The motion hits the small read maps back at least (then twice the last step's count); a step
+/// that finds more has its paths traced again on the host.
+pub const FIRST_READ_MOTION_HITS: u64 = 1024;
 
 /// The contacts the first read of a step maps back at least (then one and a half times the last
 /// step's count), so that one round trip suffices as the count drifts; a step that finds more reads
 /// the rest with a second one.
 pub const FIRST_READ_CONTACTS: u64 = 256;
 
-/// Passes a step can have, each timed: about 13 kernels, and five scans (entries, entries read
-/// back, slots, slots with rays, records) of at most 4 levels each (1,024 elements a block, u32
+/// Passes a step can have, each timed: about 15 kernels, and six scans (entries, entries read
+/// back, slots, slots with rays, records, motion paths) of at most 4 levels each (1,024 elements a block, u32
 /// counts), each level a pass down and all but the last one back up.
-const MAX_PASSES: u32 = 13 + 5 * 7;
+const MAX_PASSES: u32 = 15 + 6 * 7;
 /// The small read: totals and counters in its first bytes, then the slots' counts, then the passes'
-/// timestamps; only what a step uses is read.
+/// timestamps, then the motion hits; only what a step uses is read.
 const COUNTS_OFFSET: u64 = 256;
 const SMALL_STAGING: u64 = COUNTS_OFFSET + 16 * MAX_PASSES as u64;
 
@@ -159,6 +179,18 @@ struct StepBuffers {
     /// The counts of the slots with entries, in slot order (`pair_end.wgsl`): what is read back.
     reported: GrowBuffer<u32>,
     contacts: GrowBuffer<GpuContactOut>,
+    /// Each slot's motion paths (`pair_assemble.wgsl`), then their exclusive scan: each slot's
+    /// first; one more element holds the total.
+    motion_counts: GrowBuffer<u32>,
+    motion_scan_levels: ScanBuffers,
+    /// Each slot's motion plan (written for the slots with paths).
+    motion_plans: GrowBuffer<GpuMotionPlan>,
+    /// Each slot's paths traced this step.
+    motion_traced: GrowBuffer<u32>,
+    /// The paths that met a front face, and each slot's count of paths traced (read back).
+    motion_hits: GrowBuffer<GpuMotionHit>,
+    /// The motion paths' indirect dispatch (`motion_args.wgsl`).
+    motion_args: FixedBuffer,
     small_staging: wgpu::Buffer,
     small_staging_bytes: u64,
     big_staging: wgpu::Buffer,
@@ -185,6 +217,13 @@ struct Job {
     tunnel_counts: [u32; 2],
     /// Whether it has entries (rays), so that its slot's counts come back (`pair_end.wgsl`).
     reports: bool,
+    /// Whether the device traces its motion paths ([`PAIR_MOTION`]); then the host made its tunnels'
+    /// contacts, and its paths' contacts wait for the hits read back.
+    device_motion: bool,
+    /// Its previous pose, where its paths start (a job with `device_motion`).
+    previous: Option<rtcd::Pose>,
+    /// What its tunnels' contacts leave to its paths' (a job with `device_motion`).
+    motion_step: Option<MotionStep>,
 }
 
 struct Pending {
@@ -199,6 +238,8 @@ struct Pending {
     submit_host: Duration,
     /// Of it, the motion rays.
     edges_host: Duration,
+    /// Pairs whose motion paths the host traced in `submit`.
+    motion_on_host: u32,
     gpu: Option<PendingGpu>,
 }
 
@@ -211,6 +252,9 @@ struct PendingGpu {
     small_bytes: u64,
     /// Where the slot counts end and the timestamps begin in it.
     stamps_offset: u64,
+    /// Where the motion hits begin in it, and how many it holds.
+    hits_offset: u64,
+    motion_read: u64,
     big_rx: Option<MapReceiver>,
     estimate: u64,
     passes: Vec<&'static str>,
@@ -264,6 +308,8 @@ pub struct GpuNarrowPhase {
     /// The records the last step read back (those that make contacts): the first read is sized
     /// from it.
     last_read: u64,
+    /// The motion hits of the last step: their read is sized from it.
+    last_motion_hits: u64,
     timestamps: Option<Timestamps>,
     last_timings: KernelTimings,
     last_host: HostPhases,
@@ -356,6 +402,17 @@ impl GpuNarrowPhase {
             active_scan_levels: ScanBuffers::new(device),
             reported: GrowBuffer::new(device, "rtcd:buffer:reported_counts", usage, 6 * 256),
             contacts: GrowBuffer::new(device, "rtcd:buffer:contacts", usage, 4096),
+            motion_counts: GrowBuffer::new(device, "rtcd:buffer:motion_counts", usage, 257),
+            motion_scan_levels: ScanBuffers::new(device),
+            motion_plans: GrowBuffer::new(device, "rtcd:buffer:motion_plans", usage, 256),
+            motion_traced: GrowBuffer::new(device, "rtcd:buffer:motion_traced", usage, 256),
+            motion_hits: GrowBuffer::new(device, "rtcd:buffer:motion_hits", usage, FIRST_READ_MOTION_HITS),
+            motion_args: FixedBuffer::new(device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rtcd:buffer:motion_args"),
+                size: 12,
+                usage: usage | wgpu::BufferUsages::INDIRECT,
+                mapped_at_creation: false,
+            })),
             small_staging: staging("rtcd:buffer:staging_counts", SMALL_STAGING),
             small_staging_bytes: SMALL_STAGING,
             big_staging: staging(
@@ -394,6 +451,7 @@ impl GpuNarrowPhase {
             cur: 0,
             last_total: 0,
             last_read: 0,
+            last_motion_hits: 0,
             timestamps,
             last_timings: Vec::new(),
             last_host: HostPhases::default(),
@@ -829,7 +887,7 @@ impl GpuNarrowPhase {
                 u32::MAX >> CONTACT_KIND_BITS
             )));
         }
-        // What is uploaded of the pairs: one pose per body, 4 flag bits per slot, and the links of
+        // What is uploaded of the pairs: one pose per body, 5 flag bits per slot, and the links of
         // pairs new in their slots (or whose bodies moved slot); the kinds of new pairs of meshes.
         self.binds.begin_step();
         self.bodies.begin();
@@ -840,6 +898,7 @@ impl GpuNarrowPhase {
         let mut quiet = 0;
         let mut entries = 0u64;
         let mut edge_entries = 0u64;
+        let motion_on = base.motion_rays && base.prediction;
         for (s, plan) in slotted.iter().zip(plans) {
             let p = &pairs[s.input_index];
             let a = s.a;
@@ -870,10 +929,17 @@ impl GpuNarrowPhase {
                 link_changes.push(GpuPairLink { slot: a.slot, body_a, body_b, kind });
                 m.link = Some([body_a, body_b, kind]);
             }
+            // The device traces the pair's motion paths from its slot's last pose, where that is the
+            // pair's previous one; the host traces those of the others.
+            let previous = p.previous.filter(|q| q.is_valid());
+            let device_motion =
+                motion_on && !plan.quiet && !a.new && previous.is_some() && previous == m.last_pose;
+            m.last_pose = Some(p.pos12);
             let flags = PAIR_PRESENT
                 | if plan.standard { PAIR_STANDARD } else { 0 }
                 | if a.new { PAIR_NEW } else { 0 }
-                | if plan.separated { PAIR_SEPARATED } else { 0 };
+                | if plan.separated { PAIR_SEPARATED } else { 0 }
+                | if device_motion { PAIR_MOTION } else { 0 };
             let slot = a.slot as usize;
             slot_flags[slot / per_word] |= flags << (PAIR_FLAG_BITS as usize * (slot % per_word));
             if plan.quiet {
@@ -896,6 +962,9 @@ impl GpuNarrowPhase {
                 approach: Vec3::ZERO,
                 tunnel_counts: [0, 0],
                 reports: e0 + e1 + x0 + x1 > 0,
+                device_motion,
+                previous: previous.filter(|_| device_motion),
+                motion_step: None,
             });
             entries += e0 as u64 + e1 as u64 + x0 as u64 + x1 as u64;
             edge_entries += x0 as u64 + x1 as u64;
@@ -924,6 +993,7 @@ impl GpuNarrowPhase {
                 start,
                 submit_host: Duration::ZERO,
                 edges_host: Duration::ZERO,
+                motion_on_host: 0,
                 gpu: None,
             });
         }
@@ -968,13 +1038,24 @@ impl GpuNarrowPhase {
         b.read_scan.reserve(&dev, &mut *encoder, e as u64 + 1, 0).map_err(too_large)?;
         upload += b.read_scan_levels.prepare(&dev, &self.queue, &mut *encoder, &levels).map_err(too_large)?;
         b.edge_sums.reserve(&dev, &mut *encoder, 2 * p_count as u64, 0).map_err(too_large)?;
+        // The motion paths: every slot's count and plan (written by `pair_assemble`), and a read of
+        // the hits sized from the last step's.
+        let any_device_motion = jobs.iter().any(|j| j.device_motion);
+        b.motion_counts.reserve(&dev, &mut *encoder, p_count as u64 + 1, 0).map_err(too_large)?;
+        b.motion_plans.reserve(&dev, &mut *encoder, p_count as u64, 0).map_err(too_large)?;
+        b.motion_traced.reserve(&dev, &mut *encoder, p_count as u64, 0).map_err(too_large)?;
+        let motion_read =
+            if any_device_motion { (2 * self.last_motion_hits).max(FIRST_READ_MOTION_HITS) } else { 0 };
+        b.motion_hits.reserve(&dev, &mut *encoder, motion_read, 0).map_err(too_large)?;
         b.active_scan.reserve(&dev, &mut *encoder, p_count as u64 + 1, 0).map_err(too_large)?;
         // The small read: totals, counters, the counts of the slots with entries, timestamps.
         let reporting = jobs.iter().filter(|j| j.reports).count() as u64;
         let counts_len = SLOT_COUNTS as u64 * reporting;
         b.reported.reserve(&dev, &mut *encoder, counts_len, 0).map_err(too_large)?;
         let stamps_offset = COUNTS_OFFSET + 4 * counts_len;
-        let small_capacity = SMALL_STAGING + 4 * counts_len;
+        let hits_offset = stamps_offset + 16 * MAX_PASSES as u64;
+        let hit_size = std::mem::size_of::<GpuMotionHit>() as u64;
+        let small_capacity = hits_offset + hit_size * motion_read;
         if small_capacity > b.small_staging_bytes {
             let bytes = small_capacity + small_capacity / 2;
             b.small_staging = dev.create_buffer(&wgpu::BufferDescriptor {
@@ -993,6 +1074,12 @@ impl GpuNarrowPhase {
             .active_scan_levels
             .prepare(&dev, &self.queue, &mut *encoder, &pair_levels)
             .map_err(too_large)?;
+        if any_device_motion {
+            upload += b
+                .motion_scan_levels
+                .prepare(&dev, &self.queue, &mut *encoder, &pair_levels)
+                .map_err(too_large)?;
+        }
         upload += b.kinds.write(&self.queue, first_kind as u64, &new_kinds);
         upload += b.link_changes.write(&self.queue, 0, &link_changes);
         upload += b.slot_flags.write(&self.queue, 0, &slot_flags);
@@ -1019,6 +1106,8 @@ impl GpuNarrowPhase {
         let binds = &mut self.binds;
         let mut passes: Vec<&'static str> = Vec::new();
         let ts = self.timestamps.as_ref();
+        // The next pass's indirect dispatch, when it has one (its workgroups are then ignored).
+        let indirect: Cell<Option<&wgpu::Buffer>> = Cell::new(None);
         let mut pass = |encoder: &mut wgpu::CommandEncoder,
                         pipe: &Pipeline,
                         bg: &wgpu::BindGroup,
@@ -1036,7 +1125,10 @@ impl GpuNarrowPhase {
             });
             cp.set_pipeline(&pipe.pipeline);
             cp.set_bind_group(0, bg, &[]);
-            cp.dispatch_workgroups(groups.0, groups.1, 1);
+            match indirect.take() {
+                Some(args) => cp.dispatch_workgroups_indirect(args, 0),
+                None => cp.dispatch_workgroups(groups.0, groups.1, 1),
+            }
             passes.push(pipe.kernel.label());
         };
         let pairs_b = b.pairs.bound();
@@ -1069,6 +1161,9 @@ impl GpuNarrowPhase {
                     (15, b.kinds.bound()),
                     (22, b.rec_edges.bound()),
                     (29, b.active_scan.bound()),
+                    (31, b.motion_counts.bound()),
+                    (32, b.motion_plans.bound()),
+                    (33, b.motion_traced.bound()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(p_count + 1));
@@ -1091,6 +1186,49 @@ impl GpuNarrowPhase {
             let bg =
                 binds.bind(&dev, pipe, &[(3, pairs_b.clone()), (4, params_b.clone()), (5, slots.bound())]);
             pass(&mut *encoder, pipe, &bg, grid(p_count));
+        }
+        if any_device_motion {
+            // The motion paths laid out by a scan of the slots' counts, and traced by as many threads
+            // (an indirect dispatch: the host does not know how many).
+            b.motion_scan_levels.encode(
+                &dev,
+                k,
+                binds,
+                &mut *encoder,
+                &b.motion_counts,
+                &pair_levels,
+                &mut pass,
+            );
+            let pipe = k.get(Kernel::MotionArgs);
+            let bg = binds.bind(
+                &dev,
+                pipe,
+                &[(4, params_b.clone()), (31, b.motion_counts.bound()), (34, b.motion_args.bound())],
+            );
+            pass(&mut *encoder, pipe, &bg, (1, 1));
+            let kernel = match base.tracer {
+                TracerKind::BruteForce => Kernel::MotionPathsBrute,
+                TracerKind::Bvh => Kernel::MotionPathsBvh,
+            };
+            let pipe = k.get(kernel);
+            let bg = binds.bind(
+                &dev,
+                pipe,
+                &[
+                    (0, m.vertices.bound()),
+                    (1, m.triangles.bound()),
+                    (2, m.bvh.bound()),
+                    (3, pairs_b.clone()),
+                    (4, params_b.clone()),
+                    (8, b.counters.bound()),
+                    (31, b.motion_counts.bound()),
+                    (32, b.motion_plans.bound()),
+                    (33, b.motion_traced.bound()),
+                    (35, b.motion_hits.bound()),
+                ],
+            );
+            indirect.set(Some(&b.motion_args));
+            pass(&mut *encoder, pipe, &bg, (0, 0));
         }
         let any_standard = jobs.iter().any(|j| j.standard);
         let any_iterative = jobs.iter().any(|j| !j.standard);
@@ -1212,9 +1350,12 @@ impl GpuNarrowPhase {
                     (4, params_b.clone()),
                     (5, slots.bound()),
                     (9, b.scan.bound()),
+                    (8, b.counters.bound()),
                     (28, b.edge_sums.bound()),
                     (29, b.active_scan.bound()),
                     (30, b.reported.bound()),
+                    (33, b.motion_traced.bound()),
+                    (35, b.motion_hits.bound()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(p_count));
@@ -1236,6 +1377,11 @@ impl GpuNarrowPhase {
             encoder.resolve_query_set(&t.set, 0..2 * n, &t.resolve, 0);
             encoder.copy_buffer_to_buffer(&t.resolve, 0, &b.small_staging, stamps_offset, 16 * n as u64);
             small_bytes += 16 * n as u64;
+        }
+        if motion_read > 0 {
+            let bytes = hit_size * motion_read;
+            encoder.copy_buffer_to_buffer(b.motion_hits.buffer(), 0, &b.small_staging, hits_offset, bytes);
+            small_bytes = hits_offset + bytes;
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
         let estimate = (e as u64)
@@ -1261,7 +1407,7 @@ impl GpuNarrowPhase {
         });
         let submission = own.take().map(|own| self.queue.submit([own.finish()]));
         let edges_start = Instant::now();
-        self.trace_motion(pairs, &mut jobs, opts.prediction_distance);
+        let motion_on_host = self.trace_motion(pairs, &mut jobs, opts.prediction_distance);
         let edges_host = edges_start.elapsed();
         Ok(Pending {
             entries: e,
@@ -1272,11 +1418,14 @@ impl GpuNarrowPhase {
             start,
             submit_host: Duration::ZERO,
             edges_host,
+            motion_on_host,
             gpu: Some(PendingGpu {
                 submission,
                 small_rx,
                 small_bytes,
                 stamps_offset,
+                hits_offset,
+                motion_read,
                 big_rx,
                 estimate,
                 passes,
@@ -1287,29 +1436,163 @@ impl GpuNarrowPhase {
         })
     }
 
-    /// The motion rays of the step's pairs (`rtcd::detect::pair_motion_contacts`), on the host, in
-    /// parallel, while the device traces the vertex and edge rays: they need only the poses and
-    /// the slot's tunnels.
-    fn trace_motion(&mut self, pairs: &[PairInput], jobs: &mut [Job], speculative: f32) {
+    /// The motion rays of the step's pairs on the host, in parallel, while the device traces the
+    /// vertex and edge rays (they need only the poses and the slots' tunnels): the contacts of the
+    /// tunnels the pairs keep (`rtcd::detect::motion_tunnel_contacts`), and the paths of the pairs
+    /// the device does not trace (`rtcd::detect::pair_motion_contacts`). Returns how many pairs' paths
+    /// the host traced.
+    fn trace_motion(&mut self, pairs: &[PairInput], jobs: &mut [Job], speculative: f32) -> u32 {
         let base = self.params;
         let table = &self.table;
-        jobs.par_iter_mut().with_min_len(8).for_each(|job| {
-            let p = &pairs[job.input_index];
-            let params = base.for_pair(p.mesh1, p.mesh2);
+        jobs.par_iter_mut()
+            .with_min_len(8)
+            .map(|job| {
+                let p = &pairs[job.input_index];
+                let params = base.for_pair(p.mesh1, p.mesh2);
+                let mut guard = table.motion(job.slot);
+                let st = &mut *guard;
+                let mut figures = StepMetrics::default();
+                let on_host = !job.device_motion && p.previous.is_some();
+                if job.device_motion {
+                    job.motion_step = motion_tunnel_contacts(
+                        p,
+                        &params,
+                        &mut st.tunnels,
+                        &mut figures,
+                        &mut job.motion_contacts,
+                    );
+                } else {
+                    job.approach = pair_motion_contacts(
+                        p,
+                        &params,
+                        speculative,
+                        &mut st.tunnels,
+                        &mut figures,
+                        &mut job.motion_contacts,
+                    );
+                }
+                job.motion_figures = [figures.motion_rays, figures.motion_contacts];
+                job.tunnel_counts = st.tunnels.each_ref().map(|t| t.len() as u32);
+                u32::from(on_host)
+            })
+            .sum()
+    }
+
+    /// The contacts of the motion paths the device traced (the jobs with `device_motion`), from
+    /// the hits read back (`hits`, the `count` the device appended): each pair's in the order of
+    /// its directions and vertices, as the CPU backend makes them
+    /// (`rtcd::detect::motion_path_contact`), after its tunnels' contacts. When the hits outgrew
+    /// their read, the host traces those pairs' paths itself. Returns how many pairs' paths the
+    /// device traced, and how many the host traced again.
+    fn motion_from_hits(
+        &self,
+        jobs: &mut [Job],
+        outputs: &[PairOutput],
+        mut hits: Vec<GpuMotionHit>,
+        count: u64,
+        read: u64,
+        speculative: f32,
+    ) -> Result<(u32, u32), BackendError> {
+        let device_jobs = jobs.iter().filter(|j| j.device_motion).count() as u32;
+        if device_jobs == 0 {
+            return Ok((0, 0));
+        }
+        let fits = count <= read;
+        let capacity = self.table.capacity() as usize;
+        // Each slot's paths traced (its count record), and its hits, in the order of its
+        // directions and vertices.
+        let mut traced = vec![0u32; capacity];
+        let mut ranges = vec![(0usize, 0usize); capacity];
+        if fits {
+            for h in &hits {
+                let slot = (h.slot_dir >> 1) as usize;
+                if slot >= capacity {
+                    return Err(BackendError::Readback(format!("a motion hit of slot {slot}")));
+                }
+                if h.vertex == u32::MAX {
+                    traced[slot] = h.triangle;
+                }
+            }
+            hits.retain(|h| h.vertex != u32::MAX);
+            hits.sort_unstable_by_key(|h| (h.slot_dir, h.vertex));
+            let mut k = 0;
+            while k < hits.len() {
+                let slot = (hits[k].slot_dir >> 1) as usize;
+                let s = k;
+                while k < hits.len() && (hits[k].slot_dir >> 1) as usize == slot {
+                    k += 1;
+                }
+                ranges[slot] = (s, k);
+            }
+            let mine: usize = jobs
+                .iter()
+                .filter(|j| j.device_motion)
+                .map(|j| ranges[j.slot as usize])
+                .map(|(s, e)| e - s)
+                .sum();
+            if mine != hits.len() {
+                return Err(BackendError::Readback(
+                    "motion hits of a pair whose paths the device did not trace".into(),
+                ));
+            }
+        }
+        let (base, table, meshes) = (self.params, &self.table, &self.meshes);
+        let hits = &hits;
+        jobs.par_iter_mut().with_min_len(8).filter(|j| j.device_motion).try_for_each(|job| {
+            let (m1, m2) = (&meshes.host(job.meshes[0]).mesh, &meshes.host(job.meshes[1]).mesh);
+            let previous = job.previous.ok_or_else(|| {
+                BackendError::Device("a device motion job without its previous pose".into())
+            })?;
+            let input =
+                PairInput::new(outputs[job.input_index].key, m1, m2, job.pos12).with_previous(Some(previous));
+            let params = base.for_pair(m1, m2);
             let mut guard = table.motion(job.slot);
             let st = &mut *guard;
+            let mut step = job.motion_step.take().unwrap_or_default();
             let mut figures = StepMetrics::default();
-            job.approach = pair_motion_contacts(
-                p,
-                &params,
-                speculative,
-                &mut st.tunnels,
-                &mut figures,
-                &mut job.motion_contacts,
-            );
-            job.motion_figures = [figures.motion_rays, figures.motion_contacts];
+            if fits {
+                let frames = MotionFrames::new(&input, &previous);
+                let (s, e) = ranges[job.slot as usize];
+                for h in &hits[s..e] {
+                    let from_shape2 = h.slot_dir & 1 == 1;
+                    let (from, to) = if from_shape2 { (m2, m1) } else { (m1, m2) };
+                    if h.vertex as usize >= from.positions().len()
+                        || h.triangle as usize >= to.triangles().len()
+                    {
+                        return Err(BackendError::Readback("a motion hit out of its meshes".into()));
+                    }
+                    let hit = MotionHit { from_shape2, vertex: h.vertex, triangle: h.triangle, t: h.t };
+                    motion_path_contact(
+                        &input,
+                        &frames,
+                        hit,
+                        &params,
+                        speculative,
+                        &mut step,
+                        &mut st.tunnels,
+                        &mut figures,
+                        &mut job.motion_contacts,
+                    );
+                }
+                figures.motion_rays = u64::from(traced[job.slot as usize]);
+            } else {
+                trace_motion_paths(
+                    &input,
+                    &params,
+                    speculative,
+                    &mut step,
+                    &mut st.tunnels,
+                    &mut figures,
+                    &mut job.motion_contacts,
+                );
+            }
+            job.approach = step.approach;
+            job.motion_figures[0] += figures.motion_rays;
+            job.motion_figures[1] += figures.motion_contacts;
             job.tunnel_counts = st.tunnels.each_ref().map(|t| t.len() as u32);
-        });
+            Ok(())
+        })?;
+        Ok(if fits { (device_jobs, 0) } else { (0, device_jobs) })
     }
 
     fn wait(&self, submission: wgpu::SubmissionIndex) -> Result<(), BackendError> {
@@ -1330,8 +1613,18 @@ impl GpuNarrowPhase {
 
     fn finish(&mut self, pending: Pending) -> Result<StepOutput, BackendError> {
         let collect_start = Instant::now();
-        let Pending { mut outputs, jobs, opts, mut metrics, start, submit_host, edges_host, gpu, entries } =
-            pending;
+        let Pending {
+            mut outputs,
+            mut jobs,
+            opts,
+            mut metrics,
+            start,
+            submit_host,
+            edges_host,
+            motion_on_host,
+            gpu,
+            entries,
+        } = pending;
         let pending_entries = entries;
         let Some(gpu) = gpu else {
             metrics.time = start.elapsed();
@@ -1342,6 +1635,9 @@ impl GpuNarrowPhase {
                 edges: edges_host,
                 collect,
                 bind_groups: self.binds.made(),
+                motion_on_device: 0,
+                motion_on_host,
+                motion_read_short: false,
             };
             metrics.device_wait = Some(Duration::ZERO);
             return Ok(StepOutput { pairs: outputs, metrics });
@@ -1363,21 +1659,30 @@ impl GpuNarrowPhase {
             waited += t.elapsed();
         }
         let b = &self.bufs;
-        let (totals, laid_out, counters, timings, slot_counts) = {
+        let (totals, laid_out, counters, timings, slot_counts, hits) = {
             let view = b.small_staging.get_mapped_range(0..gpu.small_bytes);
             let words: Vec<u32> = bytemuck::pod_collect_to_vec(&view[..16 + 4 * COUNTERS]);
             let slot_counts: Vec<u32> =
                 bytemuck::pod_collect_to_vec(&view[COUNTS_OFFSET as usize..gpu.stamps_offset as usize]);
+            let stamps_end = if gpu.motion_read > 0 { gpu.hits_offset } else { gpu.small_bytes };
+            let hit_count = u64::from(words[4 + COUNT_MOTION_HITS]).min(gpu.motion_read);
+            let hit_bytes = hit_count * std::mem::size_of::<GpuMotionHit>() as u64;
+            let hits: Vec<GpuMotionHit> = if hit_count > 0 {
+                bytemuck::pod_collect_to_vec(&view[gpu.hits_offset as usize..][..hit_bytes as usize])
+            } else {
+                Vec::new()
+            };
             let mut timings = Vec::new();
             if let Some(t) = &self.timestamps {
-                let stamps: Vec<u64> = bytemuck::pod_collect_to_vec(&view[gpu.stamps_offset as usize..]);
+                let stamps: Vec<u64> =
+                    bytemuck::pod_collect_to_vec(&view[gpu.stamps_offset as usize..stamps_end as usize]);
                 for (q, name) in gpu.passes.iter().enumerate().take(MAX_PASSES as usize) {
                     let ns = stamps[2 * q + 1].saturating_sub(stamps[2 * q]) as f64 * t.period as f64;
                     timings.push((*name, Duration::from_nanos(ns as u64)));
                 }
             }
             let totals = Totals { kept: u64::from(words[0]), read: u64::from(words[2]) };
-            (totals, words[1], words[4..4 + COUNTERS].to_vec(), timings, slot_counts)
+            (totals, words[1], words[4..4 + COUNTERS].to_vec(), timings, slot_counts, hits)
         };
         b.small_staging.unmap();
         if laid_out != pending_entries {
@@ -1504,6 +1809,19 @@ impl GpuNarrowPhase {
                 slot_counts.len() / SLOT_COUNTS,
             )));
         }
+        // The motion paths' contacts, before each pair's are merged with its rays'.
+        let motion_hits = u64::from(counters[COUNT_MOTION_HITS]);
+        let (motion_on_device, motion_again) = self.motion_from_hits(
+            &mut jobs,
+            &outputs,
+            hits,
+            motion_hits,
+            gpu.motion_read,
+            opts.prediction_distance,
+        )?;
+        if gpu.motion_read > 0 {
+            self.last_motion_hits = motion_hits;
+        }
         // Each pair's output made in place, in parallel (a pair's job by its input's index), and
         // the pairs' figures summed as they come.
         let mut job_of = vec![u32::MAX; outputs.len()];
@@ -1560,6 +1878,9 @@ impl GpuNarrowPhase {
             edges: edges_host,
             collect: collect_host,
             bind_groups: self.binds.made(),
+            motion_on_device,
+            motion_on_host: motion_on_host + motion_again,
+            motion_read_short: motion_again > 0,
         };
         metrics.device_wait = Some(waited);
         metrics.readback_bytes = readback;
@@ -1717,6 +2038,14 @@ fn pair_statics(p: &PairInput, meshes: [GpuMeshRef; 2], base: &RtcdParams) -> Gp
     let (box1, box2) = (p.mesh1.aabb(), p.mesh2.aabb());
     let (clip1, clip2) =
         (vertex_clip_box(p.mesh2, p.mesh1, &params), vertex_clip_box(p.mesh1, p.mesh2, &params));
+    // The motion rays' lengths (`rtcd::detect::pair_motion_contacts`): shape 1's vertices move
+    // into shape 2 (direction 0), shape 2's into shape 1.
+    let floor = params.displacement_threshold;
+    let ((own_a, other_a), (own_b, other_b)) =
+        (motion_lengths(p.mesh2, &params), motion_lengths(p.mesh1, &params));
+    let least = |own: bool, from: &rtcd::RtcdMesh, other: f32| {
+        if own { from.half_thickness()[1].min(other) } else { other }.max(floor)
+    };
     GpuPairStatic {
         reach_a_min: vec4(reach1.min, 0.0),
         reach_a_max: vec4(reach1.max, 0.0),
@@ -1740,6 +2069,14 @@ fn pair_statics(p: &PairInput, meshes: [GpuMeshRef; 2], base: &RtcdParams) -> Gp
         culling_dist: params.culling_dist,
         max_it: params.max_it,
         candidate_extension: params.candidate_extension(),
+        radius_a: p.mesh1.max_radius(),
+        radius_b: p.mesh2.max_radius(),
+        motion_floor: floor,
+        motion_own: u32::from(own_a) | u32::from(own_b) << 1,
+        least_a: least(own_a, p.mesh1, other_a),
+        least_b: least(own_b, p.mesh2, other_b),
+        other_a,
+        other_b,
         ..Default::default()
     }
 }

@@ -37,6 +37,9 @@ pub struct SlotMirror {
     pub edge_entries: [u32; 2],
     /// The slot's link on the device: its bodies' slots and its kind (`GpuPairLink`), once uploaded.
     pub link: Option<[u32; 3]>,
+    /// The pair's relative pose at the last step it was in: where the device starts its motion
+    /// paths (the slot's `last_q`, `last_t`), used when the pair's previous pose is this one.
+    pub last_pose: Option<Pose>,
 }
 
 /// What the motion rays of one slot keep between steps (`rtcd::detect::pair_motion_contacts`).

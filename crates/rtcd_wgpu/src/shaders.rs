@@ -62,11 +62,17 @@ pub enum Kernel {
     EdgeRaysBrute,
     /// `edge_rays.wgsl` with the BVH tracer (`TRACER_BVH`).
     EdgeRaysBvh,
+    /// `motion_args.wgsl`: the motion paths' indirect dispatch, from their scan.
+    MotionArgs,
+    /// `motion_paths.wgsl` with the brute-force tracer: the step's motion paths traced.
+    MotionPathsBrute,
+    /// `motion_paths.wgsl` with the BVH tracer (`TRACER_BVH`).
+    MotionPathsBvh,
 }
 
 impl Kernel {
     /// Every kernel.
-    pub const ALL: [Kernel; 17] = [
+    pub const ALL: [Kernel; 20] = [
         Kernel::PairLinks,
         Kernel::PairAssemble,
         Kernel::PairLayout,
@@ -84,6 +90,9 @@ impl Kernel {
         Kernel::EdgeStepBvh,
         Kernel::EdgeRaysBrute,
         Kernel::EdgeRaysBvh,
+        Kernel::MotionArgs,
+        Kernel::MotionPathsBrute,
+        Kernel::MotionPathsBvh,
     ];
 
     /// Whether a step runs the kernel, so that a backend compiles it when it starts; the others
@@ -121,6 +130,10 @@ impl Kernel {
             Kernel::EdgeRaysBrute | Kernel::EdgeRaysBvh => {
                 ("edge_rays.wgsl", include_str!("../../../shaders/edge_rays.wgsl"))
             }
+            Kernel::MotionArgs => ("motion_args.wgsl", include_str!("../../../shaders/motion_args.wgsl")),
+            Kernel::MotionPathsBrute | Kernel::MotionPathsBvh => {
+                ("motion_paths.wgsl", include_str!("../../../shaders/motion_paths.wgsl"))
+            }
         }
     }
 
@@ -135,7 +148,10 @@ impl Kernel {
 
     fn shader_defs(self) -> HashMap<String, ShaderDefValue> {
         let mut defs = HashMap::new();
-        if matches!(self, Kernel::TraceStandardBvh | Kernel::EdgeStepBvh | Kernel::EdgeRaysBvh) {
+        if matches!(
+            self,
+            Kernel::TraceStandardBvh | Kernel::EdgeStepBvh | Kernel::EdgeRaysBvh | Kernel::MotionPathsBvh
+        ) {
             defs.insert("TRACER_BVH".to_string(), ShaderDefValue::Bool(true));
         }
         defs
@@ -161,6 +177,9 @@ impl Kernel {
             Kernel::EdgeStepBvh => "rtcd:kernel:edge_step_bvh",
             Kernel::EdgeRaysBrute => "rtcd:kernel:edge_rays_brute",
             Kernel::EdgeRaysBvh => "rtcd:kernel:edge_rays_bvh",
+            Kernel::MotionArgs => "rtcd:kernel:motion_args",
+            Kernel::MotionPathsBrute => "rtcd:kernel:motion_paths_brute",
+            Kernel::MotionPathsBvh => "rtcd:kernel:motion_paths_bvh",
         }
     }
 }

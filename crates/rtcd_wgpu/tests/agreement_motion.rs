@@ -1,5 +1,6 @@
-//! The motion rays (`rtcd::detect::pair_motion_contacts`, traced on the host by both backends) run
-//! for the same pairs on both backends, with the same results: a seeded scene of thin plates (1 m,
+//! The motion rays (`rtcd::detect::pair_motion_contacts`; the GPU backend traces the paths on the
+//! device, `shaders/motion_paths.wgsl`, and makes their contacts on the host with the CPU backend's
+//! code) run for the same pairs on both backends, with the same results: a seeded scene of thin plates (1 m,
 //! 1 cm thick, as ordinary triangle meshes) thrown through a lying plate and a torus at 0.1-0.3 m
 //! a tick, tilted, with their poses of the tick before (`PairInput::previous`), and of the same
 //! plates flying past 3-6 m away, each pair's key kept from tick to tick. The far pairs keep no
@@ -8,7 +9,9 @@
 //! contacts (counts), the same pairs marked moving, and every contact both backends keep for a pair
 //! (named by its features) at the same depth within 1e-5 m: the motion rays' contacts are made on
 //! the host by the same function from the same poses, the vertex rays' agree within the device's
-//! rounding.
+//! rounding. From the second tick on, the pairs' paths are traced on the device (the first tick's
+//! pairs are new in their slots, whose last poses the device does not have yet), except in a step
+//! whose hits outgrow their read, sized from the last step's, which the host traces again.
 
 mod common;
 
@@ -94,6 +97,7 @@ fn motion_rays_run_for_the_same_pairs_on_both_backends() {
         ..Default::default()
     };
     let (mut rays, mut contacts, mut moving_pairs, mut compared) = (0u64, 0u64, 0usize, 0usize);
+    let (mut on_device, mut short) = (0u64, 0usize);
     let size = 1.0f32;
     for tick in 1..TICKS {
         let pairs: Vec<PairInput> = paths
@@ -111,6 +115,15 @@ fn motion_rays_run_for_the_same_pairs_on_both_backends() {
             .collect();
         let c = cpu.step(&pairs, &opts);
         let g = gpu.step(&pairs, &opts).unwrap();
+        let phases = gpu.last_host_phases();
+        if tick > 1 {
+            if phases.motion_read_short {
+                short += 1;
+            } else {
+                assert_eq!(phases.motion_on_host, 0, "tick {tick}: pairs whose paths the host traced");
+            }
+        }
+        on_device += u64::from(phases.motion_on_device);
         assert_eq!(
             (c.metrics.motion_rays, c.metrics.motion_contacts),
             (g.metrics.motion_rays, g.metrics.motion_contacts),
@@ -137,8 +150,10 @@ fn motion_rays_run_for_the_same_pairs_on_both_backends() {
         }
     }
     println!(
-        "motion rays {rays}, motion contacts {contacts}, moving pair-ticks {moving_pairs}, contacts compared {compared}"
+        "motion rays {rays}, motion contacts {contacts}, moving pair-ticks {moving_pairs}, contacts compared {compared}, pair-ticks traced on the device {on_device}, steps whose hits outgrew their read {short}"
     );
+    assert!(on_device > 200, "the device must trace the paths: {on_device} pair-ticks");
+    assert!(short <= 2, "{short} steps' motion hits outgrew their read");
     assert!(rays > 1_000, "the scene must cast motion rays: {rays}");
     assert!(contacts > 50, "the plates must tunnel: {contacts} motion contacts");
     assert!(compared > 100, "contacts found by both: {compared}");

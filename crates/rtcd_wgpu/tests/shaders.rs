@@ -32,6 +32,7 @@ fn the_tracer_def_reaches_imported_modules() {
         (Kernel::EdgeRaysBvh, Kernel::EdgeRaysBrute),
         (Kernel::EdgeStepBvh, Kernel::EdgeStepBrute),
         (Kernel::TraceStandardBvh, Kernel::TraceStandardBrute),
+        (Kernel::MotionPathsBvh, Kernel::MotionPathsBrute),
     ] {
         assert!(calls_bvh(&mut c, bvh), "{bvh:?} does not call the BVH tracer");
         assert!(!calls_bvh(&mut c, brute), "{brute:?} calls the BVH tracer");
@@ -63,6 +64,8 @@ fn rust_mirrors_match_wgsl_sizes() {
     check("EdgeJob", size_of::<GpuEdgeJob>(), align_of::<GpuEdgeJob>());
     check("EdgeTask", size_of::<GpuEdgeTask>(), align_of::<GpuEdgeTask>());
     check("EdgeOut", size_of::<GpuEdgeOut>(), align_of::<GpuEdgeOut>());
+    check("MotionPlan", size_of::<GpuMotionPlan>(), align_of::<GpuMotionPlan>());
+    check("MotionHit", size_of::<GpuMotionHit>(), align_of::<GpuMotionHit>());
 }
 
 /// The constants both sides read have one value: each WGSL constant in `shaders/types.wgsl` that
@@ -94,6 +97,12 @@ fn wgsl_constants_match_rust() {
     assert_eq!(value("RECORD_PREDICTION"), RECORD_PREDICTION as u64);
     assert_eq!(value("PAIR_STANDARD"), PAIR_STANDARD as u64);
     assert_eq!(value("PAIR_NEW"), PAIR_NEW as u64);
+    assert_eq!(value("PAIR_PRESENT"), PAIR_PRESENT as u64);
+    assert_eq!(value("PAIR_SEPARATED"), PAIR_SEPARATED as u64);
+    assert_eq!(value("PAIR_MOTION"), PAIR_MOTION as u64);
+    assert_eq!(value("PAIR_FLAG_BITS"), PAIR_FLAG_BITS as u64);
+    assert_eq!(value("COUNT_MOTION_HITS"), COUNT_MOTION_HITS as u64);
+    assert_eq!(value("SLOT_COUNTS"), SLOT_COUNTS as u64);
     assert_eq!(value("OUTCOME_CONTACT"), OUTCOME_CONTACT as u64);
     assert_eq!(value("OUTCOME_PREDICTION"), OUTCOME_PREDICTION as u64);
     assert_eq!(value("OUTCOME_REJECTED"), OUTCOME_REJECTED as u64);

@@ -1427,53 +1427,132 @@ pub fn pair_motion_contacts(
     metrics: &mut StepMetrics,
     out: &mut Vec<ContactCandidate>,
 ) -> Vec3 {
-    let mut approach = Vec3::ZERO;
+    let Some(mut step) = motion_tunnel_contacts(input, params, tunnels, metrics, out) else {
+        return Vec3::ZERO;
+    };
+    trace_motion_paths(input, params, speculative, &mut step, tunnels, metrics, out);
+    step.approach
+}
+
+/// What the first part of a pair's motion rays ([`motion_tunnel_contacts`]) leaves to the paths
+/// ([`motion_path_contact`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MotionStep {
+    /// The sum of the tunnel contacts' normals times their depths (shape 1's frame).
+    pub approach: Vec3,
+    /// The ways out of the tunnels that ended this step, as contacts' normals in shape 1's frame: a
+    /// path the other way is no new tunnel.
+    back_out: Vec<Vec3>,
+}
+
+/// The first part of [`pair_motion_contacts`]: the contacts of the tunnels the pair keeps (a vertex
+/// stays held to the face it came in through until it is back out on its side, or off it), appended
+/// to `out`. `None` (and no tunnel kept) without [`RtcdParams::motion_rays`] and prediction: then
+/// there are no paths either. The paths follow, traced here ([`pair_motion_contacts`]) or elsewhere
+/// (the GPU backend's device), each that meets a front face given to [`motion_path_contact`].
+pub fn motion_tunnel_contacts(
+    input: &PairInput,
+    params: &RtcdParams,
+    tunnels: &mut [Vec<[u32; 2]>; 2],
+    metrics: &mut StepMetrics,
+    out: &mut Vec<ContactCandidate>,
+) -> Option<MotionStep> {
     if !(params.motion_rays && params.prediction) {
         tunnels.iter_mut().for_each(Vec::clear);
-        return approach;
+        return None;
     }
+    let mut step = MotionStep::default();
     // Last steps' tunnels first: a vertex stays held to the face it came in through until it is
     // back out on its side, or off it. Where vertices came back out this step, the body went back
     // through the other on its last step's path: paths the other way are no new tunnels (from the
     // far side they would look like entries there, and hold the body on the wrong side again).
     let held = tunnels.iter().any(|t| !t.is_empty());
-    let mut back_out: Vec<Vec3> = Vec::new();
     for (dir, kept) in Direction::both(input).iter().zip(tunnels.iter_mut()).filter(|_| held) {
         kept.retain_mut(|[v, triangle]| {
             let Some(c) = tunnel_contact(dir, *v, triangle, params) else {
                 if let Some(n) = tunnel_resolved(dir, *v, *triangle) {
                     // The way out, as a contact's normal in shape 1's frame (`reproject`).
-                    back_out.push(if dir.from_shape2 { n } else { -input.pos12.transform_vector(n) });
+                    step.back_out.push(if dir.from_shape2 { n } else { -input.pos12.transform_vector(n) });
                 }
                 return false;
             };
             let cand = reproject(&c, &input.pos12, params.reprojection);
-            approach += cand.n1 * -cand.dist;
+            step.approach += cand.n1 * -cand.dist;
             metrics.motion_contacts += 1;
             out.push(cand);
             true
         });
     }
-    let Some(previous) = input.previous.as_ref().filter(|p| p.is_valid()) else { return approach };
+    Some(step)
+}
+
+/// Each direction's maps into the other mesh's frame, now ([`PairInput::pos12`]) and one step
+/// earlier ([`PairInput::previous`]): where a vertex's path runs ([`motion_path_contact`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MotionFrames {
+    /// Direction 0 (shape 1's vertices in shape 2's frame), then direction 1, now.
+    pub now: [Pose; 2],
+    /// The same one step earlier.
+    pub then: [Pose; 2],
+}
+
+impl MotionFrames {
+    /// The frames of `input` with `previous` as its pose one step earlier.
+    pub fn new(input: &PairInput, previous: &Pose) -> Self {
+        let before = PairInput { pos12: *previous, previous: None, ..*input };
+        let [a, b] = Direction::both(input);
+        let [c, d] = Direction::both(&before);
+        Self { now: [a.from_to, b.from_to], then: [c.from_to, d.from_to] }
+    }
+
+    /// Where vertex `p` (of the casting mesh of direction `dir`, in its frame) was and is, in the
+    /// other mesh's frame, and its path's length.
+    pub fn path(&self, dir: usize, p: Vec3) -> (Vec3, Vec3, f32) {
+        let (now, then) = (self.now[dir].transform_point(p), self.then[dir].transform_point(p));
+        (then, now, (now - then).length())
+    }
+}
+
+/// A vertex's path ([`pair_motion_contacts`]) that met a front face of the other mesh first.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MotionHit {
+    /// `false`: a vertex of shape 1 in shape 2; `true`: the reverse.
+    pub from_shape2: bool,
+    /// The vertex.
+    pub vertex: u32,
+    /// The face met, in the other mesh.
+    pub triangle: u32,
+    /// How far along the path from where the vertex was.
+    pub t: f32,
+}
+
+/// The second part of [`pair_motion_contacts`]: the paths of the vertices that moved far enough,
+/// traced here, each that meets a front face first made a contact by [`motion_path_contact`]
+/// (`step` from [`motion_tunnel_contacts`]).
+pub fn trace_motion_paths(
+    input: &PairInput,
+    params: &RtcdParams,
+    speculative: f32,
+    step: &mut MotionStep,
+    tunnels: &mut [Vec<[u32; 2]>; 2],
+    metrics: &mut StepMetrics,
+    out: &mut Vec<ContactCandidate>,
+) {
+    let Some(previous) = input.previous.as_ref().filter(|p| p.is_valid()) else { return };
     let floor = params.displacement_threshold;
     let (radius1, radius2) = (input.mesh1.max_radius(), input.mesh2.max_radius());
     // Every direction's least motion below is at least `floor`: a pair that surely moved less
     // traces no path (the cheap test first; it decides as the bound would).
     if surely_within(previous, &input.pos12, radius1, radius2, floor) {
-        return approach;
+        return;
     }
     let bound = max_displacement(previous, &input.pos12, radius1, radius2);
     if !bound.is_finite() {
-        return approach;
+        return;
     }
-    let before = PairInput { pos12: *previous, previous: None, ..*input };
-    for (dir, was) in Direction::both(input).iter().zip(Direction::both(&before)) {
-        // Into a cuboid, a level chunk or (with the closed reach) a closed mesh, a vertex inside is
-        // in contact however thin its own body: only the other body's thickness counts.
-        let own = !(dir.to.cuboid_half_extents().is_some()
-            || dir.to.solid_behind()
-            || closed_reach_into(dir.to, params));
-        let other = dir.to.half_thickness()[0];
+    let frames = MotionFrames::new(input, previous);
+    for (d, dir) in Direction::both(input).iter().enumerate() {
+        let (own, other) = motion_lengths(dir.to, params);
         // The smallest motion of this direction's vertices that needs a path.
         let least = if own { dir.from.half_thickness()[1].min(other) } else { other }.max(floor);
         if bound <= least {
@@ -1488,8 +1567,7 @@ pub fn pair_motion_contacts(
             if !region.contains(*p) {
                 continue;
             }
-            let (now, then) = (dir.from_to.transform_point(*p), was.from_to.transform_point(*p));
-            let length = (now - then).length();
+            let (then, now, length) = frames.path(d, *p);
             let least = if own { (0.5 * exits[v]).min(other) } else { other }.max(floor);
             if length.is_nan() || length <= least {
                 continue;
@@ -1502,36 +1580,80 @@ pub fn pair_motion_contacts(
             if h.from_inside {
                 continue;
             }
-            // From where the vertex is, back along its path: the face behind it (`t >= 0`, a
-            // contact) or ahead of it (`t < 0`, a prediction), hit from inside as a vertex ray's.
-            let c = RayContact {
-                from_shape2: dir.from_shape2,
-                vertex: v as u32,
-                triangle: h.triangle,
-                origin: now,
-                dir: -path.dir,
-                t: length - h.t,
-                normal: h.normal,
-            };
-            let cand = reproject(&c, &input.pos12, params.reprojection);
-            if c.t >= 0.0 {
-                if back_out.iter().any(|n| n.dot(cand.n1) < 0.0) {
-                    continue;
-                }
-                let kept = &mut tunnels[usize::from(dir.from_shape2)];
-                if !kept.iter().any(|&[k, _]| k == v as u32) {
-                    kept.push([v as u32, h.triangle]);
-                    metrics.motion_contacts += 1;
-                    approach += cand.n1 * -cand.dist;
-                    out.push(cand);
-                }
-            } else if cand.dist <= speculative {
-                metrics.motion_contacts += 1;
-                out.push(cand);
-            }
+            let hit =
+                MotionHit { from_shape2: dir.from_shape2, vertex: v as u32, triangle: h.triangle, t: h.t };
+            motion_path_contact(input, &frames, hit, params, speculative, step, tunnels, metrics, out);
         }
     }
-    approach
+}
+
+/// Whether the motion rays of a mesh's vertices into `to` count their own body's thickness, and
+/// `to`'s half thickness: into a cuboid, a level chunk or (with the
+/// closed reach) a closed mesh, a vertex inside is in contact however thin its own body, so only
+/// the other body's thickness counts. A vertex whose motion is longer than the other body's half
+/// thickness, or (where its own counts) than half its exit distance, and than the pair's
+/// displacement threshold, has its path traced ([`pair_motion_contacts`]).
+pub fn motion_lengths(to: &RtcdMesh, params: &RtcdParams) -> (bool, f32) {
+    let own = !(to.cuboid_half_extents().is_some() || to.solid_behind() || closed_reach_into(to, params));
+    (own, to.half_thickness()[0])
+}
+
+/// The contact of one vertex's path that met a front face first ([`MotionHit`], its vertex's path
+/// from `frames`), appended to `out`:
+/// - a front face ahead of the vertex (it is outside): a prediction, in the predictive rays'
+///   format, kept within `speculative`;
+/// - a front face behind it, on the path of the last step: a tunnel contact, which takes it back
+///   out the way it came in, and a tunnel the pair keeps (`tunnels`), unless the vertex has one, or
+///   the way out is against a tunnel that ended this step (`step`).
+///
+/// Both backends make the contacts of their paths with it, in the order of the directions and the
+/// vertices.
+#[expect(clippy::too_many_arguments, reason = "one path's inputs and the pair's running state")]
+pub fn motion_path_contact(
+    input: &PairInput,
+    frames: &MotionFrames,
+    hit: MotionHit,
+    params: &RtcdParams,
+    speculative: f32,
+    step: &mut MotionStep,
+    tunnels: &mut [Vec<[u32; 2]>; 2],
+    metrics: &mut StepMetrics,
+    out: &mut Vec<ContactCandidate>,
+) {
+    let (from, to) = if hit.from_shape2 { (input.mesh2, input.mesh1) } else { (input.mesh1, input.mesh2) };
+    let (Some(p), Some(&normal)) =
+        (from.positions().get(hit.vertex as usize), to.triangle_normals().get(hit.triangle as usize))
+    else {
+        return;
+    };
+    let (then, now, length) = frames.path(usize::from(hit.from_shape2), *p);
+    // From where the vertex is, back along its path: the face behind it (`t >= 0`, a contact) or
+    // ahead of it (`t < 0`, a prediction), hit from inside as a vertex ray's.
+    let c = RayContact {
+        from_shape2: hit.from_shape2,
+        vertex: hit.vertex,
+        triangle: hit.triangle,
+        origin: now,
+        dir: -(now - then) / length,
+        t: length - hit.t,
+        normal,
+    };
+    let cand = reproject(&c, &input.pos12, params.reprojection);
+    if c.t >= 0.0 {
+        if step.back_out.iter().any(|n| n.dot(cand.n1) < 0.0) {
+            return;
+        }
+        let kept = &mut tunnels[usize::from(hit.from_shape2)];
+        if !kept.iter().any(|&[k, _]| k == hit.vertex) {
+            kept.push([hit.vertex, hit.triangle]);
+            metrics.motion_contacts += 1;
+            step.approach += cand.n1 * -cand.dist;
+            out.push(cand);
+        }
+    } else if cand.dist <= speculative {
+        metrics.motion_contacts += 1;
+        out.push(cand);
+    }
 }
 
 /// The contact of vertex `v` of `dir.from` that tunnelled into `dir.to` through `triangle`: its
