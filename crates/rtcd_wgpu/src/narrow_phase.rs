@@ -47,7 +47,7 @@ use rtcd::{
     aabb::Aabb,
     contact::{RayContact, ReduceScratch, reduce_manifolds_with, reproject},
     detect::{
-        EdgeTest, MotionFrames, MotionHit, MotionStep, box_face_normal, closed_reach_into, edge_crossing,
+        EdgeTest, MotionFrames, MotionHit, box_face_normal, closed_reach_into, edge_crossing,
         edge_crossing_contacts, is_quiet, merge_motion_contacts, motion_lengths, motion_path_contact,
         motion_tunnel_contacts, needs_standard_trace, pair_motion_contacts, reach_box,
         separation_before_trace, separation_for_reach_from, solid_behind_box, trace_motion_paths,
@@ -92,12 +92,13 @@ pub type KernelTimings = Vec<(&'static str, Duration)>;
 /// Where a step's host time went ([`StepMetrics::host_time`] is their sum).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct HostPhases {
-    /// `submit` without the motion rays: each pair's slot and plan, the step's records, encoding
-    /// and the queue writes.
+    /// `submit`: each pair's slot and plan, the step's records, encoding and the queue writes.
     pub plan: Duration,
-    /// The motion rays the host traces while the device works (the edge rays run on the device).
+    /// Of `collect`, the motion rays' contacts: the tunnels' and those of the paths the device
+    /// traced, and the paths the host traces (the edge rays run on the device).
     pub edges: Duration,
-    /// `collect` without the waits: the contacts made of the rays read back and reduced.
+    /// `collect` without the waits and the motion rays: the contacts made of the rays read back
+    /// and reduced.
     pub collect: Duration,
     /// Bind groups made for the step. The others are kept from step to step, so a step whose
     /// buffers all kept their size makes none.
@@ -217,13 +218,11 @@ struct Job {
     tunnel_counts: [u32; 2],
     /// Whether it has entries (rays), so that its slot's counts come back (`pair_end.wgsl`).
     reports: bool,
-    /// Whether the device traces its motion paths ([`PAIR_MOTION`]); then the host made its tunnels'
-    /// contacts, and its paths' contacts wait for the hits read back.
+    /// Whether the device traces its motion paths ([`PAIR_MOTION`]): the host makes their contacts
+    /// from the hits read back.
     device_motion: bool,
-    /// Its previous pose, where its paths start (a job with `device_motion`).
+    /// Its previous pose, where its paths start (`PairInput::previous`, when valid).
     previous: Option<rtcd::Pose>,
-    /// What its tunnels' contacts leave to its paths' (a job with `device_motion`).
-    motion_step: Option<MotionStep>,
 }
 
 struct Pending {
@@ -236,10 +235,6 @@ struct Pending {
     start: Instant,
     /// The host's time in `submit` (see [`StepMetrics::host_time`]).
     submit_host: Duration,
-    /// Of it, the motion rays.
-    edges_host: Duration,
-    /// Pairs whose motion paths the host traced in `submit`.
-    motion_on_host: u32,
     gpu: Option<PendingGpu>,
 }
 
@@ -963,8 +958,7 @@ impl GpuNarrowPhase {
                 tunnel_counts: [0, 0],
                 reports: e0 + e1 + x0 + x1 > 0,
                 device_motion,
-                previous: previous.filter(|_| device_motion),
-                motion_step: None,
+                previous,
             });
             entries += e0 as u64 + e1 as u64 + x0 as u64 + x1 as u64;
             edge_entries += x0 as u64 + x1 as u64;
@@ -992,8 +986,6 @@ impl GpuNarrowPhase {
                 metrics,
                 start,
                 submit_host: Duration::ZERO,
-                edges_host: Duration::ZERO,
-                motion_on_host: 0,
                 gpu: None,
             });
         }
@@ -1406,9 +1398,6 @@ impl GpuNarrowPhase {
             rx
         });
         let submission = own.take().map(|own| self.queue.submit([own.finish()]));
-        let edges_start = Instant::now();
-        let motion_on_host = self.trace_motion(pairs, &mut jobs, opts.prediction_distance);
-        let edges_host = edges_start.elapsed();
         Ok(Pending {
             entries: e,
             outputs,
@@ -1417,8 +1406,6 @@ impl GpuNarrowPhase {
             metrics,
             start,
             submit_host: Duration::ZERO,
-            edges_host,
-            motion_on_host,
             gpu: Some(PendingGpu {
                 submission,
                 small_rx,
@@ -1436,55 +1423,16 @@ impl GpuNarrowPhase {
         })
     }
 
-    /// The motion rays of the step's pairs on the host, in parallel, while the device traces the
-    /// vertex and edge rays (they need only the poses and the slots' tunnels): the contacts of the
-    /// tunnels the pairs keep (`rtcd::detect::motion_tunnel_contacts`), and the paths of the pairs
-    /// the device does not trace (`rtcd::detect::pair_motion_contacts`). Returns how many pairs' paths
-    /// the host traced.
-    fn trace_motion(&mut self, pairs: &[PairInput], jobs: &mut [Job], speculative: f32) -> u32 {
-        let base = self.params;
-        let table = &self.table;
-        jobs.par_iter_mut()
-            .with_min_len(8)
-            .map(|job| {
-                let p = &pairs[job.input_index];
-                let params = base.for_pair(p.mesh1, p.mesh2);
-                let mut guard = table.motion(job.slot);
-                let st = &mut *guard;
-                let mut figures = StepMetrics::default();
-                let on_host = !job.device_motion && p.previous.is_some();
-                if job.device_motion {
-                    job.motion_step = motion_tunnel_contacts(
-                        p,
-                        &params,
-                        &mut st.tunnels,
-                        &mut figures,
-                        &mut job.motion_contacts,
-                    );
-                } else {
-                    job.approach = pair_motion_contacts(
-                        p,
-                        &params,
-                        speculative,
-                        &mut st.tunnels,
-                        &mut figures,
-                        &mut job.motion_contacts,
-                    );
-                }
-                job.motion_figures = [figures.motion_rays, figures.motion_contacts];
-                job.tunnel_counts = st.tunnels.each_ref().map(|t| t.len() as u32);
-                u32::from(on_host)
-            })
-            .sum()
-    }
-
-    /// The contacts of the motion paths the device traced (the jobs with `device_motion`), from
-    /// the hits read back (`hits`, the `count` the device appended): each pair's in the order of
-    /// its directions and vertices, as the CPU backend makes them
-    /// (`rtcd::detect::motion_path_contact`), after its tunnels' contacts. When the hits outgrew
-    /// their read, the host traces those pairs' paths itself. Returns how many pairs' paths the
-    /// device traced, and how many the host traced again.
-    fn motion_from_hits(
+    /// The motion rays' contacts of the step's pairs (`rtcd::detect::pair_motion_contacts`), made
+    /// on the host in parallel once the device is done: for each pair, the contacts of the tunnels
+    /// it keeps, then those of its paths. The device traced the paths of the jobs with
+    /// `device_motion`, and `hits` (of the `count` it appended, `read` of them read back) are
+    /// those that met a front face: each pair's are taken in the order of its directions and
+    /// vertices and made as the CPU backend makes them (`rtcd::detect::motion_path_contact`).
+    /// The host traces the paths of the other pairs with a previous pose, and of all when the hits
+    /// outgrew their read. Returns how many pairs' paths the device traced, how many the host
+    /// traced, and whether the read fell short.
+    fn motion_contacts(
         &self,
         jobs: &mut [Job],
         outputs: &[PairOutput],
@@ -1492,18 +1440,14 @@ impl GpuNarrowPhase {
         count: u64,
         read: u64,
         speculative: f32,
-    ) -> Result<(u32, u32), BackendError> {
-        let device_jobs = jobs.iter().filter(|j| j.device_motion).count() as u32;
-        if device_jobs == 0 {
-            return Ok((0, 0));
-        }
+    ) -> Result<(u32, u32, bool), BackendError> {
         let fits = count <= read;
         let capacity = self.table.capacity() as usize;
         // Each slot's paths traced (its count record), and its hits, in the order of its
         // directions and vertices.
         let mut traced = vec![0u32; capacity];
         let mut ranges = vec![(0usize, 0usize); capacity];
-        if fits {
+        if fits && !hits.is_empty() {
             for h in &hits {
                 let slot = (h.slot_dir >> 1) as usize;
                 if slot >= capacity {
@@ -1538,61 +1482,89 @@ impl GpuNarrowPhase {
         }
         let (base, table, meshes) = (self.params, &self.table, &self.meshes);
         let hits = &hits;
-        jobs.par_iter_mut().with_min_len(8).filter(|j| j.device_motion).try_for_each(|job| {
-            let (m1, m2) = (&meshes.host(job.meshes[0]).mesh, &meshes.host(job.meshes[1]).mesh);
-            let previous = job.previous.ok_or_else(|| {
-                BackendError::Device("a device motion job without its previous pose".into())
-            })?;
-            let input =
-                PairInput::new(outputs[job.input_index].key, m1, m2, job.pos12).with_previous(Some(previous));
-            let params = base.for_pair(m1, m2);
-            let mut guard = table.motion(job.slot);
-            let st = &mut *guard;
-            let mut step = job.motion_step.take().unwrap_or_default();
-            let mut figures = StepMetrics::default();
-            if fits {
-                let frames = MotionFrames::new(&input, &previous);
-                let (s, e) = ranges[job.slot as usize];
-                for h in &hits[s..e] {
-                    let from_shape2 = h.slot_dir & 1 == 1;
-                    let (from, to) = if from_shape2 { (m2, m1) } else { (m1, m2) };
-                    if h.vertex as usize >= from.positions().len()
-                        || h.triangle as usize >= to.triangles().len()
-                    {
-                        return Err(BackendError::Readback("a motion hit out of its meshes".into()));
-                    }
-                    let hit = MotionHit { from_shape2, vertex: h.vertex, triangle: h.triangle, t: h.t };
-                    motion_path_contact(
+        let (on_device, on_host) = jobs
+            .par_iter_mut()
+            .with_min_len(32)
+            .map(|job| -> Result<(u32, u32), BackendError> {
+                let mut guard = table.motion(job.slot);
+                let st = &mut *guard;
+                if !job.device_motion && job.previous.is_none() && st.tunnels.iter().all(Vec::is_empty) {
+                    return Ok((0, 0));
+                }
+                let (m1, m2) = (&meshes.host(job.meshes[0]).mesh, &meshes.host(job.meshes[1]).mesh);
+                let input = PairInput::new(outputs[job.input_index].key, m1, m2, job.pos12)
+                    .with_previous(job.previous);
+                let params = base.for_pair(m1, m2);
+                let mut figures = StepMetrics::default();
+                let done = if !job.device_motion {
+                    job.approach = pair_motion_contacts(
                         &input,
-                        &frames,
-                        hit,
                         &params,
                         speculative,
-                        &mut step,
                         &mut st.tunnels,
                         &mut figures,
                         &mut job.motion_contacts,
                     );
-                }
-                figures.motion_rays = u64::from(traced[job.slot as usize]);
-            } else {
-                trace_motion_paths(
-                    &input,
-                    &params,
-                    speculative,
-                    &mut step,
-                    &mut st.tunnels,
-                    &mut figures,
-                    &mut job.motion_contacts,
-                );
-            }
-            job.approach = step.approach;
-            job.motion_figures[0] += figures.motion_rays;
-            job.motion_figures[1] += figures.motion_contacts;
-            job.tunnel_counts = st.tunnels.each_ref().map(|t| t.len() as u32);
-            Ok(())
-        })?;
-        Ok(if fits { (device_jobs, 0) } else { (0, device_jobs) })
+                    (0, u32::from(job.previous.is_some()))
+                } else {
+                    let mut step = motion_tunnel_contacts(
+                        &input,
+                        &params,
+                        &mut st.tunnels,
+                        &mut figures,
+                        &mut job.motion_contacts,
+                    )
+                    .unwrap_or_default();
+                    let previous = job.previous.unwrap_or(job.pos12);
+                    let done = if fits {
+                        let frames = MotionFrames::new(&input, &previous);
+                        let (s, e) = ranges[job.slot as usize];
+                        for h in &hits[s..e] {
+                            let from_shape2 = h.slot_dir & 1 == 1;
+                            let (from, to) = if from_shape2 { (m2, m1) } else { (m1, m2) };
+                            if h.vertex as usize >= from.positions().len()
+                                || h.triangle as usize >= to.triangles().len()
+                            {
+                                return Err(BackendError::Readback("a motion hit out of its meshes".into()));
+                            }
+                            let hit =
+                                MotionHit { from_shape2, vertex: h.vertex, triangle: h.triangle, t: h.t };
+                            motion_path_contact(
+                                &input,
+                                &frames,
+                                hit,
+                                &params,
+                                speculative,
+                                &mut step,
+                                &mut st.tunnels,
+                                &mut figures,
+                                &mut job.motion_contacts,
+                            );
+                        }
+                        figures.motion_rays = u64::from(traced[job.slot as usize]);
+                        (1, 0)
+                    } else {
+                        trace_motion_paths(
+                            &input,
+                            &params,
+                            speculative,
+                            &mut step,
+                            &mut st.tunnels,
+                            &mut figures,
+                            &mut job.motion_contacts,
+                        );
+                        (0, 1)
+                    };
+                    job.approach = step.approach;
+                    done
+                };
+                job.motion_figures = [figures.motion_rays, figures.motion_contacts];
+                job.tunnel_counts = st.tunnels.each_ref().map(|t| t.len() as u32);
+                Ok(done)
+            })
+            .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))?;
+        let device_jobs = jobs.iter().filter(|j| j.device_motion).count();
+        Ok((on_device, on_host, !fits && device_jobs > 0))
     }
 
     fn wait(&self, submission: wgpu::SubmissionIndex) -> Result<(), BackendError> {
@@ -1613,30 +1585,19 @@ impl GpuNarrowPhase {
 
     fn finish(&mut self, pending: Pending) -> Result<StepOutput, BackendError> {
         let collect_start = Instant::now();
-        let Pending {
-            mut outputs,
-            mut jobs,
-            opts,
-            mut metrics,
-            start,
-            submit_host,
-            edges_host,
-            motion_on_host,
-            gpu,
-            entries,
-        } = pending;
+        let Pending { mut outputs, mut jobs, opts, mut metrics, start, submit_host, gpu, entries } = pending;
         let pending_entries = entries;
         let Some(gpu) = gpu else {
             metrics.time = start.elapsed();
             let collect = collect_start.elapsed();
             metrics.host_time = Some(submit_host + collect);
             self.last_host = HostPhases {
-                plan: submit_host.saturating_sub(edges_host),
-                edges: edges_host,
+                plan: submit_host,
+                edges: Duration::ZERO,
                 collect,
                 bind_groups: self.binds.made(),
                 motion_on_device: 0,
-                motion_on_host,
+                motion_on_host: 0,
                 motion_read_short: false,
             };
             metrics.device_wait = Some(Duration::ZERO);
@@ -1811,7 +1772,8 @@ impl GpuNarrowPhase {
         }
         // The motion paths' contacts, before each pair's are merged with its rays'.
         let motion_hits = u64::from(counters[COUNT_MOTION_HITS]);
-        let (motion_on_device, motion_again) = self.motion_from_hits(
+        let motion_start = Instant::now();
+        let (motion_on_device, motion_on_host, motion_read_short) = self.motion_contacts(
             &mut jobs,
             &outputs,
             hits,
@@ -1819,6 +1781,7 @@ impl GpuNarrowPhase {
             gpu.motion_read,
             opts.prediction_distance,
         )?;
+        let motion_host = motion_start.elapsed();
         if gpu.motion_read > 0 {
             self.last_motion_hits = motion_hits;
         }
@@ -1874,13 +1837,13 @@ impl GpuNarrowPhase {
         let collect_host = collect_start.elapsed().saturating_sub(waited);
         metrics.host_time = Some(submit_host + collect_host);
         self.last_host = HostPhases {
-            plan: submit_host.saturating_sub(edges_host),
-            edges: edges_host,
-            collect: collect_host,
+            plan: submit_host,
+            edges: motion_host,
+            collect: collect_host.saturating_sub(motion_host),
             bind_groups: self.binds.made(),
             motion_on_device,
-            motion_on_host: motion_on_host + motion_again,
-            motion_read_short: motion_again > 0,
+            motion_on_host,
+            motion_read_short,
         };
         metrics.device_wait = Some(waited);
         metrics.readback_bytes = readback;
