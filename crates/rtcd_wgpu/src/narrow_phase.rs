@@ -113,9 +113,10 @@ pub struct HostPhases {
     pub motion_read_short: bool,
 }
 
-/// The motion hits the small read maps back at least (then twice the last step's count); a step
-/// that finds more has its paths traced again on the host.
-pub const FIRST_READ_MOTION_HITS: u64 = 1024;
+/// The motion hits the small read maps back at least (then twice the last step's count, hits and
+/// count records): readback grows with them. A step that finds more has its paths traced again on
+/// the host, exactly as the device traced them.
+pub const FIRST_READ_MOTION_HITS: u64 = 16;
 
 /// The contacts the first read of a step maps back at least (then one and a half times the last
 /// step's count), so that one round trip suffices as the count drifts; a step that finds more reads
