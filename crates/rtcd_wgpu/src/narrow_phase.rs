@@ -224,6 +224,8 @@ struct Job {
     device_motion: bool,
     /// Its previous pose, where its paths start (`PairInput::previous`, when valid).
     previous: Option<rtcd::Pose>,
+    /// Whether its slot keeps tunnels.
+    tunnels: bool,
 }
 
 struct Pending {
@@ -306,6 +308,8 @@ pub struct GpuNarrowPhase {
     last_read: u64,
     /// The motion hits of the last step: their read is sized from it.
     last_motion_hits: u64,
+    /// Each pair of the last step's input (by its place) and its slot.
+    last_slots: Vec<(PairKey, u32)>,
     timestamps: Option<Timestamps>,
     last_timings: KernelTimings,
     last_host: HostPhases,
@@ -448,6 +452,7 @@ impl GpuNarrowPhase {
             last_total: 0,
             last_read: 0,
             last_motion_hits: 0,
+            last_slots: Vec::new(),
             timestamps,
             last_timings: Vec::new(),
             last_host: HostPhases::default(),
@@ -836,17 +841,22 @@ impl GpuNarrowPhase {
         // mirror (keys are unique, so are slots); then, in order, the mirrors' updates and the
         // step's records.
         let base = self.params;
-        let (meshes, table) = (&self.meshes, &self.table);
+        let (last, table) = (&self.last_slots, &self.table);
         let mut slotted: Vec<Slotted> = valid
             .par_iter()
             .with_min_len(64)
             .map(|&i| {
                 let p = &pairs[i];
-                let held = table.slot_of(&p.key);
+                // A pair given at the same place as at the last step is found without a lookup.
+                let held = match last.get(i) {
+                    Some(&(key, slot)) if key == p.key => Some(slot),
+                    _ => table.slot_of(&p.key),
+                };
                 let found = || {
-                    let handles = [meshes.get(p.mesh1)?.1, meshes.get(p.mesh2)?.1];
-                    // Held with the same meshes: not new ([`PairTable::assign`] would say so).
+                    // Held with the same meshes: not new ([`PairTable::assign`] would say so), and
+                    // its meshes' places are those its slot keeps.
                     let slot = held.filter(|&s| table.mirror(s).mesh_ids == (p.mesh1.id(), p.mesh2.id()))?;
+                    let handles = table.mirror(slot).handles;
                     Some(Slotted { input_index: i, handles, a: SlotAssignment { slot, new: false }, held })
                 };
                 found().unwrap_or(Slotted { input_index: i, handles: [u32::MAX; 2], a: UNASSIGNED, held })
@@ -869,6 +879,13 @@ impl GpuNarrowPhase {
                 .table
                 .assign(&dev, &mut *encoder, p.key, (p.mesh1.id(), p.mesh2.id()))
                 .map_err(too_large)?;
+            self.table.mirror_mut(s.a.slot).handles = s.handles;
+        }
+        // Each pair's slot by its place in the input, for the next step's lookup.
+        self.last_slots.clear();
+        self.last_slots.resize(pairs.len(), (PairKey::default(), u32::MAX));
+        for s in &slotted {
+            self.last_slots[s.input_index] = (pairs[s.input_index].key, s.a.slot);
         }
         let plans: Vec<Plan> = slotted
             .par_iter()
@@ -960,6 +977,7 @@ impl GpuNarrowPhase {
                 reports: e0 + e1 + x0 + x1 > 0,
                 device_motion,
                 previous,
+                tunnels: self.table.mirror(a.slot).tunnels,
             });
             entries += e0 as u64 + e1 as u64 + x0 as u64 + x1 as u64;
             edge_entries += x0 as u64 + x1 as u64;
@@ -1487,11 +1505,18 @@ impl GpuNarrowPhase {
             .par_iter_mut()
             .with_min_len(32)
             .map(|job| -> Result<(u32, u32), BackendError> {
+                // Nothing to make: no tunnel kept, and no path traced (on the device: no count
+                // record), nor any to trace on the host.
+                let quiet = if job.device_motion {
+                    fits && traced[job.slot as usize] == 0
+                } else {
+                    job.previous.is_none()
+                };
+                if quiet && !job.tunnels {
+                    return Ok((u32::from(job.device_motion), 0));
+                }
                 let mut guard = table.motion(job.slot);
                 let st = &mut *guard;
-                if !job.device_motion && job.previous.is_none() && st.tunnels.iter().all(Vec::is_empty) {
-                    return Ok((0, 0));
-                }
                 let (m1, m2) = (&meshes.host(job.meshes[0]).mesh, &meshes.host(job.meshes[1]).mesh);
                 let input = PairInput::new(outputs[job.input_index].key, m1, m2, job.pos12)
                     .with_previous(job.previous);
@@ -1832,6 +1857,7 @@ impl GpuNarrowPhase {
             };
             mirror.rec_counts = [c[0], c[1]];
             mirror.edge_counts = [0, 1].map(|d| c[2 + d] + job.tunnel_counts[d]);
+            mirror.tunnels = job.tunnel_counts != [0, 0];
             mirror.edge_entries = [0, 1].map(|d| c[4 + d] + c[2 + d]);
         });
         metrics.time = start.elapsed();

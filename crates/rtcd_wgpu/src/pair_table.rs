@@ -40,6 +40,10 @@ pub struct SlotMirror {
     /// The pair's relative pose at the last step it was in: where the device starts its motion
     /// paths (the slot's `last_q`, `last_t`), used when the pair's previous pose is this one.
     pub last_pose: Option<Pose>,
+    /// Whether the slot keeps tunnels ([`HostMotionState::tunnels`]).
+    pub tunnels: bool,
+    /// Its meshes' host copies (`MeshStore::host`), given with the slot.
+    pub handles: [u32; 2],
 }
 
 /// What the motion rays of one slot keep between steps (`rtcd::detect::pair_motion_contacts`).
