@@ -1,6 +1,6 @@
 //! The motion rays (`rtcd::detect::pair_motion_contacts`; the GPU backend traces the paths on the
 //! device, `shaders/motion_paths.wgsl`, and makes their contacts on the host with the CPU backend's
-//! code) run for the same pairs on both backends, with the same results: a seeded scene of thin plates (1 m,
+//! code) run for the same pairs on both backends, with the same results, with either tracer: a seeded scene of thin plates (1 m,
 //! 1 cm thick, as ordinary triangle meshes) thrown through a lying plate and a torus at 0.1-0.3 m
 //! a tick, tilted, with their poses of the tick before (`PairInput::previous`), and of the same
 //! plates flying past 3-6 m away, each pair's key kept from tick to tick. The far pairs keep no
@@ -18,7 +18,7 @@ mod common;
 use glam::{Quat, Vec3};
 use rand::Rng;
 use rtcd::{
-    NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions,
+    NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, TracerKind,
     contact::{ContactCandidate, FeatureId},
     shapes,
 };
@@ -53,6 +53,13 @@ fn features(c: &ContactCandidate) -> (FeatureId, FeatureId) {
 
 #[test]
 fn motion_rays_run_for_the_same_pairs_on_both_backends() {
+    // The device's paths with either tracer (`motion_paths.wgsl` with and without `TRACER_BVH`).
+    for tracer in [TracerKind::Bvh, TracerKind::BruteForce] {
+        run(tracer);
+    }
+}
+
+fn run(tracer: TracerKind) {
     let d = common::device();
     let mesh = |name: &str, (v, i): shapes::MeshData| RtcdMesh::new(name, &v, &i).unwrap();
     let meshes = [
@@ -87,7 +94,7 @@ fn motion_rays_run_for_the_same_pairs_on_both_backends() {
         });
     }
     let refs: Vec<&RtcdMesh> = meshes.iter().collect();
-    let params = RtcdParams::from_meshes(&refs);
+    let params = RtcdParams { tracer, ..RtcdParams::from_meshes(&refs) };
     let mut cpu = NarrowPhase::new(params).unwrap();
     let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
     let opts = StepOptions {
@@ -150,7 +157,7 @@ fn motion_rays_run_for_the_same_pairs_on_both_backends() {
         }
     }
     println!(
-        "motion rays {rays}, motion contacts {contacts}, moving pair-ticks {moving_pairs}, contacts compared {compared}, pair-ticks traced on the device {on_device}, steps whose hits outgrew their read {short}"
+        "{tracer:?}: motion rays {rays}, motion contacts {contacts}, moving pair-ticks {moving_pairs}, contacts compared {compared}, pair-ticks traced on the device {on_device}, steps whose hits outgrew their read {short}"
     );
     assert!(on_device > 200, "the device must trace the paths: {on_device} pair-ticks");
     assert!(short <= 2, "{short} steps' motion hits outgrew their read");
