@@ -149,7 +149,7 @@ struct StepBuffers {
     link_changes: GrowBuffer<GpuPairLink>,
     /// One [`GpuPairStatic`] per pair of meshes, kept (new ones uploaded once).
     kinds: GrowBuffer<GpuPairStatic>,
-    /// Each slot's 4 flag bits this step ([`PAIR_FLAG_BITS`]), uploaded.
+    /// Each slot's 5 flag bits this step ([`PAIR_FLAG_BITS`]), uploaded.
     slot_flags: GrowBuffer<u32>,
     /// Each slot's entry count, then (scanned) its first entry; one more element holds the total.
     pair_scan: GrowBuffer<u32>,

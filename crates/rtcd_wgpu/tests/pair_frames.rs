@@ -1,5 +1,5 @@
 //! The device lays out each pair-table slot's pair of the step (`pair_assemble.wgsl`,
-//! `pair_layout.wgsl`) from the bodies' world poses, the 4 flag bits a slot and the boxes its kind
+//! `pair_layout.wgsl`) from the bodies' world poses, the 5 flag bits a slot and the boxes its kind
 //! keeps: on seeded random pairs of varied meshes (a closed blob, a torus, a cuboid, a 1 cm plate,
 //! low-poly boxes at 1 cm and 1 km, open level chunks, whose region takes the solid reach), close,
 //! touching and far apart, given by their relative pose or as pairs of bodies with world poses
