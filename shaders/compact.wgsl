@@ -14,7 +14,7 @@
 #import rtcd::pairs::{pairs, params, find_pair, from_mesh}
 
 @group(0) @binding(7) var<storage, read> entries: array<EntryHit>;
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 8>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
 @group(0) @binding(9) var<storage, read> offsets: array<u32>;
 @group(0) @binding(10) var<storage, read_write> next_records: array<Record>;
 @group(0) @binding(11) var<storage, read_write> contacts: array<ContactOut>;

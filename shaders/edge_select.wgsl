@@ -19,7 +19,7 @@
 @group(0) @binding(5) var<storage, read> slots: array<Slot>;
 @group(0) @binding(6) var<storage, read> prev_records: array<Record>;
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 8>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
 // Last step's records' edges at prediction records (compact.wgsl), scanned at the start of the
 // step (exclusive).
 @group(0) @binding(22) var<storage, read> rec_edges: array<u32>;

@@ -15,7 +15,7 @@
 
 @group(0) @binding(5) var<storage, read> slots: array<Slot>;
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 8>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
 @group(0) @binding(23) var<storage, read> jobs: array<EdgeJob>;
 
 @compute @workgroup_size(64)

@@ -15,7 +15,7 @@
 #import rtcd::cuboid::{box_half_extents, box_vertex_face, box_outcome}
 
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 8>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
 
 var<workgroup> traced: atomic<u32>;
 

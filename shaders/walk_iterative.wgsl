@@ -14,7 +14,7 @@
 @group(0) @binding(5) var<storage, read> slots: array<Slot>;
 @group(0) @binding(6) var<storage, read> prev_records: array<Record>;
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 8>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
 
 var<workgroup> wg_iterative: atomic<u32>;
 var<workgroup> wg_predictive: atomic<u32>;

@@ -310,8 +310,8 @@ pub struct GpuMotionPlan {
     pub _pad_b: u32,
 }
 
-/// `MotionHit`: a vertex's path that met a front face first (`motion_paths.wgsl`), or a slot's count
-/// of paths traced (`pair_end.wgsl`: `vertex` is `u32::MAX`, the count in `triangle`); read back.
+/// `MotionHit`: a vertex's path that met a front face first (`motion_paths.wgsl`), or a slot that
+/// traced paths none of which did (`pair_end.wgsl`: `vertex` is `u32::MAX`); read back.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuMotionHit {
@@ -512,10 +512,13 @@ pub const COUNT_PREDICTION_RECORDS: usize = 6;
 /// vertex records of each direction, edge records of each direction, and the edges at each
 /// direction's prediction records.
 pub const SLOT_COUNTS: usize = 6;
-/// Counter of the motion hits and count records appended (`motion_paths.wgsl`, `pair_end.wgsl`).
+/// Counter of the motion hits and moving slots' records appended (`motion_paths.wgsl`,
+/// `pair_end.wgsl`).
 pub const COUNT_MOTION_HITS: usize = 7;
+/// Counter of the motion paths traced (`motion_paths.wgsl`).
+pub const COUNT_MOTION_PATHS: usize = 8;
 /// Number of counters.
-pub const COUNTERS: usize = 8;
+pub const COUNTERS: usize = 10;
 
 /// A quaternion as WGSL's `vec4` (xyzw).
 pub fn quat4(q: Quat) -> [f32; 4] {

@@ -1,6 +1,8 @@
 //! Compute pipelines of every kernel, with explicit bind group layouts (each lists exactly the
 //! bindings its shader declares, with the same access).
 
+use std::time::Duration;
+
 use arrayvec::ArrayVec;
 use rustc_hash::FxHashMap;
 
@@ -289,7 +291,58 @@ impl Kernels {
     pub fn get(&self, kernel: Kernel) -> &Pipeline {
         &self.map[&kernel]
     }
+
+    /// Runs every kernel once, on small zeroed buffers (no pair, no entry: each thread finds
+    /// nothing to do), and waits at most `timeout` for them. Some drivers compile a pipeline on its
+    /// first dispatch (Mesa's lavapipe, without a warm shader cache, takes tens of seconds for all of
+    /// them on two cores): done here, the backend's steps are not held up by it.
+    pub fn warm_up(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        timeout: Duration,
+    ) -> Result<(), GpuError> {
+        let mut encoder =
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:warm_up") });
+        // One buffer per binding: a buffer bound twice in a dispatch, once writable, is refused.
+        let mut buffers = Vec::new();
+        let mut kernels: Vec<&Pipeline> = self.map.values().collect();
+        kernels.sort_by_key(|p| p.kernel.label());
+        for pipe in kernels {
+            let resources: Vec<(u32, wgpu::Buffer)> = bindings(pipe.kernel)
+                .iter()
+                .map(|&(binding, access)| {
+                    let usage = match access {
+                        Access::Uniform => wgpu::BufferUsages::UNIFORM,
+                        Access::Read | Access::ReadWrite => wgpu::BufferUsages::STORAGE,
+                    };
+                    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("rtcd:buffer:warm_up"),
+                        size: WARM_UP_BYTES,
+                        usage,
+                        mapped_at_creation: false,
+                    });
+                    (binding, buffer)
+                })
+                .collect();
+            let entries: Vec<(u32, wgpu::BindingResource)> =
+                resources.iter().map(|(b, buf)| (*b, buf.as_entire_binding())).collect();
+            let bg = pipe.bind_group(device, &entries);
+            untimed_pass(&mut encoder, pipe, &bg, (1, 1));
+            buffers.extend(resources.into_iter().map(|(_, b)| b));
+        }
+        let index = queue.submit([encoder.finish()]);
+        device
+            .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: Some(timeout) })
+            .map_err(|e| GpuError::Device(format!("the kernels' first run: {e}")))?;
+        drop(buffers);
+        Ok(())
+    }
 }
+
+/// Bytes of each zeroed buffer the kernels' first run binds: more than one element of any struct
+/// they bind, and than any uniform block.
+const WARM_UP_BYTES: u64 = 4096;
 
 /// Workgroups for `n` invocations of 64-wide workgroups, as a 2D grid within the per-dimension limit.
 pub(crate) fn grid(n: u32) -> (u32, u32) {

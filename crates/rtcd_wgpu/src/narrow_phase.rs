@@ -113,8 +113,12 @@ pub struct HostPhases {
     pub motion_read_short: bool,
 }
 
-/// The motion hits the small read maps back at least (then twice the last step's count, hits and
-/// count records): readback grows with them. A step that finds more has its paths traced again on
+/// The longest the kernels' first run may take, when the backend is made (their compilation, on a
+/// driver that compiles them then), unless [`GpuOptions::timeout`] is longer.
+const KERNELS_FIRST_RUN: Duration = Duration::from_secs(300);
+
+/// The motion hits the small read maps back at least (then one and a half times the last step's
+/// count, hits and moving slots' records): readback grows with them. A step that finds more has its paths traced again on
 /// the host, exactly as the device traced them.
 pub const FIRST_READ_MOTION_HITS: u64 = 16;
 
@@ -226,6 +230,8 @@ struct Job {
     previous: Option<rtcd::Pose>,
     /// Whether its slot keeps tunnels.
     tunnels: bool,
+    /// Whether the device traced any of its motion paths (they are counted with the step's).
+    moving: bool,
 }
 
 struct Pending {
@@ -347,6 +353,9 @@ impl GpuNarrowPhase {
             });
         }
         let kernels = Kernels::new(device)?;
+        // The kernels run once here, so that a driver that compiles them on their first dispatch
+        // does it now, not in a step bound by `options.timeout`.
+        kernels.warm_up(device, queue, options.timeout.max(KERNELS_FIRST_RUN))?;
         let usage = wgpu::BufferUsages::STORAGE;
         let uniform = |label: &'static str, size: u64| {
             device.create_buffer(&wgpu::BufferDescriptor {
@@ -978,6 +987,7 @@ impl GpuNarrowPhase {
                 device_motion,
                 previous,
                 tunnels: self.table.mirror(a.slot).tunnels,
+                moving: false,
             });
             entries += e0 as u64 + e1 as u64 + x0 as u64 + x1 as u64;
             edge_entries += x0 as u64 + x1 as u64;
@@ -1056,7 +1066,7 @@ impl GpuNarrowPhase {
         b.motion_plans.reserve(&dev, &mut *encoder, p_count as u64, 0).map_err(too_large)?;
         b.motion_traced.reserve(&dev, &mut *encoder, p_count as u64, 0).map_err(too_large)?;
         let motion_read =
-            if any_device_motion { (2 * self.last_motion_hits).max(FIRST_READ_MOTION_HITS) } else { 0 };
+            if any_device_motion { (self.last_motion_hits * 3 / 2).max(FIRST_READ_MOTION_HITS) } else { 0 };
         b.motion_hits.reserve(&dev, &mut *encoder, motion_read, 0).map_err(too_large)?;
         b.active_scan.reserve(&dev, &mut *encoder, p_count as u64 + 1, 0).map_err(too_large)?;
         // The small read: totals, counters, the counts of the slots with entries, timestamps.
@@ -1462,9 +1472,9 @@ impl GpuNarrowPhase {
     ) -> Result<(u32, u32, bool), BackendError> {
         let fits = count <= read;
         let capacity = self.table.capacity() as usize;
-        // Each slot's paths traced (its count record), and its hits, in the order of its
-        // directions and vertices.
-        let mut traced = vec![0u32; capacity];
+        // Each slot that traced paths (its hits, or its record without any), and its hits, in the
+        // order of its directions and vertices.
+        let mut moving = vec![false; capacity];
         let mut ranges = vec![(0usize, 0usize); capacity];
         if fits && !hits.is_empty() {
             for h in &hits {
@@ -1472,9 +1482,7 @@ impl GpuNarrowPhase {
                 if slot >= capacity {
                     return Err(BackendError::Readback(format!("a motion hit of slot {slot}")));
                 }
-                if h.vertex == u32::MAX {
-                    traced[slot] = h.triangle;
-                }
+                moving[slot] = true;
             }
             hits.retain(|h| h.vertex != u32::MAX);
             hits.sort_unstable_by_key(|h| (h.slot_dir, h.vertex));
@@ -1508,7 +1516,7 @@ impl GpuNarrowPhase {
                 // Nothing to make: no tunnel kept, and no path traced (on the device: no count
                 // record), nor any to trace on the host.
                 let quiet = if job.device_motion {
-                    fits && traced[job.slot as usize] == 0
+                    fits && !moving[job.slot as usize]
                 } else {
                     job.previous.is_none()
                 };
@@ -1567,7 +1575,8 @@ impl GpuNarrowPhase {
                                 &mut job.motion_contacts,
                             );
                         }
-                        figures.motion_rays = u64::from(traced[job.slot as usize]);
+                        // Its paths are counted with the step's, on the device.
+                        job.moving = moving[job.slot as usize];
                         (1, 0)
                     } else {
                         trace_motion_paths(
@@ -1834,12 +1843,16 @@ impl GpuNarrowPhase {
                     o.manifolds = manifolds;
                     o.rays = rays;
                     o.contacts = kept;
-                    o.moving = job.motion_figures[0] > 0;
+                    o.moving = job.moving || job.motion_figures[0] > 0;
                     Ok(figures)
                 },
             )
             .try_reduce(PairFigures::default, |a, b| Ok(a.plus(&b)))?;
         figures.add_to(&mut metrics);
+        // The paths the device traced, where the host did not trace them again.
+        if gpu.motion_read > 0 && !motion_read_short {
+            metrics.motion_rays += u64::from(counters[COUNT_MOTION_PATHS]);
+        }
         // What the step leaves each slot (`pair_end.wgsl`), per direction: vertex records, edge
         // records, and the edge rays its next iterative step lays out (the edges at its prediction
         // records, and its edge records). A slot without rays keeps none. In parallel over the

@@ -102,6 +102,8 @@ fn wgsl_constants_match_rust() {
     assert_eq!(value("PAIR_MOTION"), PAIR_MOTION as u64);
     assert_eq!(value("PAIR_FLAG_BITS"), PAIR_FLAG_BITS as u64);
     assert_eq!(value("COUNT_MOTION_HITS"), COUNT_MOTION_HITS as u64);
+    assert_eq!(value("COUNT_MOTION_PATHS"), COUNT_MOTION_PATHS as u64);
+    assert_eq!(value("COUNTERS"), COUNTERS as u64);
     assert_eq!(value("SLOT_COUNTS"), SLOT_COUNTS as u64);
     assert_eq!(value("OUTCOME_CONTACT"), OUTCOME_CONTACT as u64);
     assert_eq!(value("OUTCOME_PREDICTION"), OUTCOME_PREDICTION as u64);
