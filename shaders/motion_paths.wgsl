@@ -6,8 +6,8 @@
 // traced along that path, from where it was, 3 times the path's length: the first face met, when
 // it is a front face, is appended to motion_hits for the host, which makes the contact
 // (rtcd::detect::motion_path_contact, its tunnels kept on the host). The paths traced are counted,
-// and each slot marks whether it traced one and whether one met a front face. Brute force, or the stackless BVH with the TRACER_BVH shader def.
-#import rtcd::types::{NONE, MotionPlan, MotionHit, COUNT_MOTION_HITS, COUNT_MOTION_PATHS, MOTION_TRACED, MOTION_HIT}
+// and each slot marks whether it traced one. Brute force, or the stackless BVH with the TRACER_BVH shader def.
+#import rtcd::types::{NONE, MotionPlan, MotionHit, COUNT_MOTION_HITS, COUNT_MOTION_PATHS}
 #import rtcd::math::{transform_point, linear_index}
 #import rtcd::geometry::vertex_of
 #import rtcd::pairs::{pairs, params, from_mesh, to_mesh, from_to_q, from_to_t}
@@ -82,12 +82,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         return;
     }
     atomicAdd(&counters[COUNT_MOTION_PATHS], 1u);
-    atomicOr(&motion_traced[slot], MOTION_TRACED);
+    atomicStore(&motion_traced[slot], 1u);
     let h = forward(to_mesh(pair, dir), then, (now - then) / len, 3.0 * len);
     if (h.tri == NONE || h.from_inside) {
         return;
     }
-    atomicOr(&motion_traced[slot], MOTION_HIT);
     let k = atomicAdd(&counters[COUNT_MOTION_HITS], 1u);
     if (k < arrayLength(&motion_hits)) {
         motion_hits[k] = MotionHit((slot << 1u) | dir, v, h.tri, h.t);

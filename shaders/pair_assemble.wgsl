@@ -37,7 +37,7 @@
 // Each slot's motion paths (0 without), then (scanned) its first; one more element holds the total.
 @group(0) @binding(31) var<storage, read_write> motion_counts: array<u32>;
 @group(0) @binding(32) var<storage, read_write> motion_plans: array<MotionPlan>;
-// Each slot's MOTION_TRACED and MOTION_HIT bits this step (motion_paths.wgsl), cleared here.
+// 1 for each slot that traced a motion path this step (motion_paths.wgsl), cleared here.
 @group(0) @binding(33) var<storage, read_write> motion_traced: array<u32>;
 
 // The edges at the prediction records among `count` records from `first`.

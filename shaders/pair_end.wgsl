@@ -6,9 +6,8 @@
 // records of each direction (those ranges' lengths) and the edges at each direction's prediction
 // records (compact.wgsl's sums), SLOT_COUNTS numbers. A slot without entries has none. Each slot
 // keeps the step's relative pose, where its vertices' paths start at the next step, and a slot that
-// traced motion paths none of which met a front face appends a record with no vertex to the motion
-// hits (motion_paths.wgsl): the pair is moving.
-#import rtcd::types::{Slot, MotionHit, NONE, PAIR_PRESENT, SLOT_COUNTS, COUNT_MOTION_HITS, MOTION_TRACED}
+// traced motion paths (motion_paths.wgsl) sets its bit in the moving slots' bitmap, read back.
+#import rtcd::types::{Slot, PAIR_PRESENT, SLOT_COUNTS}
 #import rtcd::math::linear_index
 #import rtcd::pairs::{pairs, params}
 
@@ -17,9 +16,8 @@
 @group(0) @binding(28) var<storage, read> edge_sums: array<u32>;
 @group(0) @binding(29) var<storage, read> reporting: array<u32>;
 @group(0) @binding(30) var<storage, read_write> reported: array<u32>;
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
 @group(0) @binding(33) var<storage, read> motion_traced: array<u32>;
-@group(0) @binding(35) var<storage, read_write> motion_hits: array<MotionHit>;
+@group(0) @binding(36) var<storage, read_write> motion_moving: array<atomic<u32>>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
@@ -47,11 +45,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     slots[st.slot].edge_count_b = e - d;
     slots[st.slot].last_q = st.pose12_q;
     slots[st.slot].last_t = vec4<f32>(st.pose12_t.xyz, 1.0);
-    if (motion_traced[p] == MOTION_TRACED) {
-        let k = atomicAdd(&counters[COUNT_MOTION_HITS], 1u);
-        if (k < arrayLength(&motion_hits)) {
-            motion_hits[k] = MotionHit(p << 1u, NONE, 0u, 0.0);
-        }
+    if (motion_traced[p] != 0u && p / 32u < arrayLength(&motion_moving)) {
+        atomicOr(&motion_moving[p / 32u], 1u << (p % 32u));
     }
     if (st.entries_a + st.entries_b + st.edges_a + st.edges_b > 0u) {
         let at = SLOT_COUNTS * reporting[p];

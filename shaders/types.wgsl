@@ -59,15 +59,12 @@ const COUNT_PREDICTION_RECORDS: u32 = 6u;
 // Per-slot counts pair_end.wgsl reports to the host (vertex records, edge records and the edges at
 // prediction records, each per direction).
 const SLOT_COUNTS: u32 = 6u;
-// Motion hits and records of moving slots appended to motion_hits (motion_paths.wgsl,
-// pair_end.wgsl), also those beyond its length.
+// Motion hits appended to motion_hits (motion_paths.wgsl), also those beyond its length.
 const COUNT_MOTION_HITS: u32 = 7u;
 // Motion paths traced (motion_paths.wgsl).
 const COUNT_MOTION_PATHS: u32 = 8u;
 const COUNTERS: u32 = 10u;
-// motion_traced bits of a slot: it traced a path; one of its paths met a front face.
-const MOTION_TRACED: u32 = 1u;
-const MOTION_HIT: u32 = 2u;
+
 
 // A mesh vertex: position and exit distance (w), outward normal and the mesh's bounding-box diagonal
 // (w: with the pair's culling_dist, how far its rays reach into a solid-behind mesh, or a closed one
@@ -286,8 +283,7 @@ struct MotionPlan {
 
 // A vertex's path that met a front face first (motion_paths.wgsl): the slot << 1 | direction, the
 // vertex, the face met and how far along the path from where the vertex was (rtcd::detect::MotionHit).
-// A slot that traced paths none of which met a front face has one record (pair_end.wgsl) with NONE
-// for its vertex: the pair is moving.
+// The slots that traced paths are marked in a bitmap (pair_end.wgsl): those pairs are moving.
 struct MotionHit {
     slot_dir: u32,
     vertex: u32,

@@ -310,8 +310,7 @@ pub struct GpuMotionPlan {
     pub _pad_b: u32,
 }
 
-/// `MotionHit`: a vertex's path that met a front face first (`motion_paths.wgsl`), or a slot that
-/// traced paths none of which did (`pair_end.wgsl`: `vertex` is `u32::MAX`); read back.
+/// `MotionHit`: a vertex's path that met a front face first (`motion_paths.wgsl`), read back.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuMotionHit {
@@ -512,8 +511,7 @@ pub const COUNT_PREDICTION_RECORDS: usize = 6;
 /// vertex records of each direction, edge records of each direction, and the edges at each
 /// direction's prediction records.
 pub const SLOT_COUNTS: usize = 6;
-/// Counter of the motion hits and moving slots' records appended (`motion_paths.wgsl`,
-/// `pair_end.wgsl`).
+/// Counter of the motion hits appended (`motion_paths.wgsl`).
 pub const COUNT_MOTION_HITS: usize = 7;
 /// Counter of the motion paths traced (`motion_paths.wgsl`).
 pub const COUNT_MOTION_PATHS: usize = 8;

@@ -193,8 +193,10 @@ struct StepBuffers {
     motion_plans: GrowBuffer<GpuMotionPlan>,
     /// Each slot's paths traced this step.
     motion_traced: GrowBuffer<u32>,
-    /// The paths that met a front face, and each slot's count of paths traced (read back).
+    /// The paths that met a front face (read back).
     motion_hits: GrowBuffer<GpuMotionHit>,
+    /// A bit for each slot that traced paths (`pair_end.wgsl`; read back).
+    motion_moving: GrowBuffer<u32>,
     /// The motion paths' indirect dispatch (`motion_args.wgsl`).
     motion_args: FixedBuffer,
     small_staging: wgpu::Buffer,
@@ -256,9 +258,11 @@ struct PendingGpu {
     small_bytes: u64,
     /// Where the slot counts end and the timestamps begin in it.
     stamps_offset: u64,
-    /// Where the motion hits begin in it, and how many it holds.
+    /// Where the motion hits begin in it, and how many it holds; then the moving slots' bitmap.
     hits_offset: u64,
     motion_read: u64,
+    moving_offset: u64,
+    moving_words: u64,
     big_rx: Option<MapReceiver>,
     estimate: u64,
     passes: Vec<&'static str>,
@@ -416,6 +420,7 @@ impl GpuNarrowPhase {
             motion_plans: GrowBuffer::new(device, "rtcd:buffer:motion_plans", usage, 256),
             motion_traced: GrowBuffer::new(device, "rtcd:buffer:motion_traced", usage, 256),
             motion_hits: GrowBuffer::new(device, "rtcd:buffer:motion_hits", usage, FIRST_READ_MOTION_HITS),
+            motion_moving: GrowBuffer::new(device, "rtcd:buffer:motion_moving", usage, 8),
             motion_args: FixedBuffer::new(device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("rtcd:buffer:motion_args"),
                 size: 12,
@@ -1068,6 +1073,8 @@ impl GpuNarrowPhase {
         let motion_read =
             if any_device_motion { (self.last_motion_hits * 3 / 2).max(FIRST_READ_MOTION_HITS) } else { 0 };
         b.motion_hits.reserve(&dev, &mut *encoder, motion_read, 0).map_err(too_large)?;
+        let moving_words = if any_device_motion { (p_count as u64).div_ceil(32) } else { 0 };
+        b.motion_moving.reserve(&dev, &mut *encoder, moving_words.max(1), 0).map_err(too_large)?;
         b.active_scan.reserve(&dev, &mut *encoder, p_count as u64 + 1, 0).map_err(too_large)?;
         // The small read: totals, counters, the counts of the slots with entries, timestamps.
         let reporting = jobs.iter().filter(|j| j.reports).count() as u64;
@@ -1076,7 +1083,8 @@ impl GpuNarrowPhase {
         let stamps_offset = COUNTS_OFFSET + 4 * counts_len;
         let hits_offset = stamps_offset + 16 * MAX_PASSES as u64;
         let hit_size = std::mem::size_of::<GpuMotionHit>() as u64;
-        let small_capacity = hits_offset + hit_size * motion_read;
+        let moving_offset = hits_offset + hit_size * motion_read;
+        let small_capacity = moving_offset + 4 * moving_words;
         if small_capacity > b.small_staging_bytes {
             let bytes = small_capacity + small_capacity / 2;
             b.small_staging = dev.create_buffer(&wgpu::BufferDescriptor {
@@ -1119,6 +1127,9 @@ impl GpuNarrowPhase {
         upload += std::mem::size_of::<GpuParams>() as u64;
         metrics.upload_bytes = upload;
         encoder.clear_buffer(&b.counters, 0, None);
+        if moving_words > 0 {
+            encoder.clear_buffer(b.motion_moving.buffer(), 0, Some(4 * moving_words));
+        }
 
         // Passes.
         let k = &self.kernels;
@@ -1371,12 +1382,11 @@ impl GpuNarrowPhase {
                     (4, params_b.clone()),
                     (5, slots.bound()),
                     (9, b.scan.bound()),
-                    (8, b.counters.bound()),
                     (28, b.edge_sums.bound()),
                     (29, b.active_scan.bound()),
                     (30, b.reported.bound()),
                     (33, b.motion_traced.bound()),
-                    (35, b.motion_hits.bound()),
+                    (36, b.motion_moving.bound()),
                 ],
             );
             pass(&mut *encoder, pipe, &bg, grid(p_count));
@@ -1402,7 +1412,14 @@ impl GpuNarrowPhase {
         if motion_read > 0 {
             let bytes = hit_size * motion_read;
             encoder.copy_buffer_to_buffer(b.motion_hits.buffer(), 0, &b.small_staging, hits_offset, bytes);
-            small_bytes = hits_offset + bytes;
+            encoder.copy_buffer_to_buffer(
+                b.motion_moving.buffer(),
+                0,
+                &b.small_staging,
+                moving_offset,
+                4 * moving_words,
+            );
+            small_bytes = moving_offset + 4 * moving_words;
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
         let estimate = (e as u64)
@@ -1442,6 +1459,8 @@ impl GpuNarrowPhase {
                 stamps_offset,
                 hits_offset,
                 motion_read,
+                moving_offset,
+                moving_words,
                 big_rx,
                 estimate,
                 passes,
@@ -1455,26 +1474,28 @@ impl GpuNarrowPhase {
     /// The motion rays' contacts of the step's pairs (`rtcd::detect::pair_motion_contacts`), made
     /// on the host in parallel once the device is done: for each pair, the contacts of the tunnels
     /// it keeps, then those of its paths. The device traced the paths of the jobs with
-    /// `device_motion`, and `hits` (of the `count` it appended, `read` of them read back) are
-    /// those that met a front face: each pair's are taken in the order of its directions and
+    /// `device_motion`: `hits` (of the `count` it appended, `read` of them read back) are those
+    /// that met a front face, `moving_bits` a bit for each slot that traced any: each pair's are taken in the order of its directions and
     /// vertices and made as the CPU backend makes them (`rtcd::detect::motion_path_contact`).
     /// The host traces the paths of the other pairs with a previous pose, and of all when the hits
     /// outgrew their read. Returns how many pairs' paths the device traced, how many the host
     /// traced, and whether the read fell short.
+    #[expect(clippy::too_many_arguments, reason = "one step's motion results and the jobs they go to")]
     fn motion_contacts(
         &self,
         jobs: &mut [Job],
         outputs: &[PairOutput],
         mut hits: Vec<GpuMotionHit>,
+        moving_bits: &[u32],
         count: u64,
         read: u64,
         speculative: f32,
     ) -> Result<(u32, u32, bool), BackendError> {
         let fits = count <= read;
         let capacity = self.table.capacity() as usize;
-        // Each slot that traced paths (its hits, or its record without any), and its hits, in the
-        // order of its directions and vertices.
-        let mut moving = vec![false; capacity];
+        // Each slot that traced paths (its bit), and its hits, in the order of its directions and
+        // vertices.
+        let moving = |slot: usize| moving_bits.get(slot / 32).is_some_and(|w| w >> (slot % 32) & 1 == 1);
         let mut ranges = vec![(0usize, 0usize); capacity];
         if fits && !hits.is_empty() {
             for h in &hits {
@@ -1482,9 +1503,7 @@ impl GpuNarrowPhase {
                 if slot >= capacity {
                     return Err(BackendError::Readback(format!("a motion hit of slot {slot}")));
                 }
-                moving[slot] = true;
             }
-            hits.retain(|h| h.vertex != u32::MAX);
             hits.sort_unstable_by_key(|h| (h.slot_dir, h.vertex));
             let mut k = 0;
             while k < hits.len() {
@@ -1516,7 +1535,7 @@ impl GpuNarrowPhase {
                 // Nothing to make: no tunnel kept, and no path traced (on the device: no count
                 // record), nor any to trace on the host.
                 let quiet = if job.device_motion {
-                    fits && !moving[job.slot as usize]
+                    fits && !moving(job.slot as usize)
                 } else {
                     job.previous.is_none()
                 };
@@ -1576,7 +1595,7 @@ impl GpuNarrowPhase {
                             );
                         }
                         // Its paths are counted with the step's, on the device.
-                        job.moving = moving[job.slot as usize];
+                        job.moving = moving(job.slot as usize);
                         (1, 0)
                     } else {
                         trace_motion_paths(
@@ -1655,7 +1674,7 @@ impl GpuNarrowPhase {
             waited += t.elapsed();
         }
         let b = &self.bufs;
-        let (totals, laid_out, counters, timings, slot_counts, hits) = {
+        let (totals, laid_out, counters, timings, slot_counts, hits, moving_bits) = {
             let view = b.small_staging.get_mapped_range(0..gpu.small_bytes);
             let words: Vec<u32> = bytemuck::pod_collect_to_vec(&view[..16 + 4 * COUNTERS]);
             let slot_counts: Vec<u32> =
@@ -1665,6 +1684,13 @@ impl GpuNarrowPhase {
             let hit_bytes = hit_count * std::mem::size_of::<GpuMotionHit>() as u64;
             let hits: Vec<GpuMotionHit> = if hit_count > 0 {
                 bytemuck::pod_collect_to_vec(&view[gpu.hits_offset as usize..][..hit_bytes as usize])
+            } else {
+                Vec::new()
+            };
+            let moving_bits: Vec<u32> = if gpu.moving_words > 0 {
+                bytemuck::pod_collect_to_vec(
+                    &view[gpu.moving_offset as usize..][..4 * gpu.moving_words as usize],
+                )
             } else {
                 Vec::new()
             };
@@ -1678,7 +1704,7 @@ impl GpuNarrowPhase {
                 }
             }
             let totals = Totals { kept: u64::from(words[0]), read: u64::from(words[2]) };
-            (totals, words[1], words[4..4 + COUNTERS].to_vec(), timings, slot_counts, hits)
+            (totals, words[1], words[4..4 + COUNTERS].to_vec(), timings, slot_counts, hits, moving_bits)
         };
         b.small_staging.unmap();
         if laid_out != pending_entries {
@@ -1812,6 +1838,7 @@ impl GpuNarrowPhase {
             &mut jobs,
             &outputs,
             hits,
+            &moving_bits,
             motion_hits,
             gpu.motion_read,
             opts.prediction_distance,
