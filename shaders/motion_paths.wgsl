@@ -4,7 +4,8 @@
 // choosing the pairs). A vertex of the casting mesh in its direction's region whose path since the
 // last step (where the pair's last pose put it, to where it is) is longer than its least motion is
 // traced along that path, from where it was, 3 times the path's length: the first face met, when
-// it is a front face, is appended to motion_hits for the host, which makes the contact
+// it is a front face behind the vertex or within the prediction distance ahead of it, is appended to
+// motion_hits for the host, which makes the contact
 // (rtcd::detect::motion_path_contact, its tunnels kept on the host). The paths traced are counted,
 // and each slot marks whether it traced one. Brute force, or the stackless BVH with the TRACER_BVH shader def.
 #import rtcd::types::{NONE, MotionPlan, MotionHit, COUNT_MOTION_HITS, COUNT_MOTION_PATHS}
@@ -86,6 +87,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let h = forward(to_mesh(pair, dir), then, (now - then) / len, 3.0 * len);
     if (h.tri == NONE || h.from_inside) {
         return;
+    }
+    // A face ahead of the vertex is a prediction; beyond the step's prediction distance the host
+    // would drop it (rtcd::contact::reproject's distance: along the face's normal, or the path with
+    // re-projection off). Those clearly beyond are not sent (a margin against rounding).
+    let ahead = len - h.t;
+    if (ahead < 0.0) {
+        var gap = -ahead;
+        if (params.reprojection != 0u) {
+            gap = -ahead * dot(-(now - then) / len, h.n);
+        }
+        if (gap > params.prediction_distance * (1.0 + 1e-4) + 1e-6) {
+            return;
+        }
     }
     let k = atomicAdd(&counters[COUNT_MOTION_HITS], 1u);
     if (k < arrayLength(&motion_hits)) {
