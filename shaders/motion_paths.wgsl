@@ -90,14 +90,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
     // A face ahead of the vertex is a prediction; beyond the step's prediction distance the host
     // would drop it (rtcd::contact::reproject's distance: along the face's normal, or the path with
-    // re-projection off). Those clearly beyond are not sent (a margin against rounding).
+    // re-projection off). Those clearly beyond are not sent: by more than 1e-4 of the distance and
+    // the path, against rounding (the host measures from its own poses).
     let ahead = len - h.t;
     if (ahead < 0.0) {
         var gap = -ahead;
         if (params.reprojection != 0u) {
             gap = -ahead * dot(-(now - then) / len, h.n);
         }
-        if (gap > params.prediction_distance * (1.0 + 1e-4) + 1e-6) {
+        if (gap > params.prediction_distance + 1e-4 * (params.prediction_distance + len)) {
             return;
         }
     }

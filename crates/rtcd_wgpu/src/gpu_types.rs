@@ -209,7 +209,7 @@ pub struct GpuPairStatic {
     /// The pair's displacement threshold: no shorter motion path is traced.
     pub motion_floor: f32,
     /// Bit 0: shape 1's vertices' paths count their own body's thickness; bit 1: shape 2's
-    /// (`rtcd::detect::motion_lengths`).
+    /// (`rtcd::detect::MotionLengths`).
     pub motion_own: u32,
     /// The least motion of shape 1's vertices that needs a path.
     pub least_a: f32,

@@ -3,8 +3,9 @@
 //!
 //! What the host uploads a step: one world pose per body ([`crate::bodies::BodyTable`]), 5 flag bits
 //! per pair-table slot (in the step, new in its slot, the tracer it decided by IRTCD 2013 Eq. 2,
-//! separated, its motion paths traced on the device), the links (slot, bodies, kind: 16 bytes) of the pairs new in their slots, and the
-//! statics of new pairs of meshes ([`crate::bodies::KindTable`]).
+//! separated, its motion paths traced on the device), the links (slot, bodies, kind: 16 bytes) of
+//! the pairs new in their slots, and the statics of new pairs of meshes
+//! ([`crate::bodies::KindTable`]).
 //!
 //! One step, on the device, the pairs indexed by slot: `pair_links` (one thread per new link) →
 //! `pair_assemble` (one thread per slot: the relative pose made of the bodies' poses, the inverse
@@ -12,8 +13,8 @@
 //! rays' counts from the records, the motion rays' plan) → `scan` of the slots' entry counts →
 //! `pair_layout` (each pair's first entry) → `pair_begin` (one thread per slot) → `scan` of the
 //! slots' motion paths → `motion_args` → `motion_paths` (one thread per laid-out path, an indirect
-//! dispatch: the vertices that moved far enough traced along their paths) → `trace_standard`, `walk_iterative` and
-//! `edge_select` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
+//! dispatch: the vertices that moved far enough traced along their paths) → `trace_standard`,
+//! `walk_iterative` and `edge_select` (one thread per entry of the flattened ray list: pair direction × vertex for pairs
 //! traced with the standard tracer, pair direction × record for pairs traced iteratively, then each
 //! pair's edge rays, Mochi 2024 §3.4; `edge_select` gathers the edges to trace) → `edge_step` (one
 //! thread per gathered edge) → `flag_entries` (what is kept as a record, and what of it is read
@@ -21,13 +22,13 @@
 //! → `compact` (dense vertex and edge records for the next step; the rays that make contacts, to
 //! read back, 16 bytes each; each slot's edges at its prediction records) → `pair_end` (record
 //! ranges into the pair table, the counts of the slots with rays, each slot's pose for its next
-//! paths and its paths' count). The host checks that the device laid out the rays it planned, reads
-//! back the compacted rays, the slots' counts (its mirror of each slot, for the next step's plan)
-//! and the paths that met a front face, makes the rays' and the paths' contacts with the CPU
-//! backend's code from the meshes it keeps (a crossing edge traced again; the tunnels kept on the
-//! host), and reduces them to manifolds with the same code. While the device works it makes the
-//! contacts of the tunnels the pairs keep, and traces the paths of the pairs the device cannot
-//! (new in their slots, or whose previous pose is not their last one).
+//! paths, a bit for each slot that traced paths). The host checks that the device laid out the
+//! rays it planned, reads back the compacted rays, the slots' counts (its mirror of each slot, for
+//! the next step's plan) and the paths that met a front face, makes the rays' and the paths'
+//! contacts with the CPU backend's code from the meshes it keeps (a crossing edge traced again; the
+//! tunnels kept on the host), and reduces them to manifolds with the same code. It traces the
+//! paths of the pairs the device does not (new in their slots, or whose previous pose is not their
+//! last one) once the device is done.
 
 use std::{
     cell::Cell,
@@ -118,8 +119,8 @@ pub struct HostPhases {
 const KERNELS_FIRST_RUN: Duration = Duration::from_secs(300);
 
 /// The motion hits the small read maps back at least (then one and a half times the last step's
-/// count, hits and moving slots' records): readback grows with them. A step that finds more has its paths traced again on
-/// the host, exactly as the device traced them.
+/// count): readback grows with them. A step that finds more has its paths traced again on the
+/// host, exactly as the device traced them.
 pub const FIRST_READ_MOTION_HITS: u64 = 16;
 
 /// The contacts the first read of a step maps back at least (then one and a half times the last
@@ -191,7 +192,7 @@ struct StepBuffers {
     motion_scan_levels: ScanBuffers,
     /// Each slot's motion plan (written for the slots with paths).
     motion_plans: GrowBuffer<GpuMotionPlan>,
-    /// Each slot's paths traced this step.
+    /// 1 for each slot that traced a motion path this step (cleared by `pair_assemble.wgsl`).
     motion_traced: GrowBuffer<u32>,
     /// The paths that met a front face (read back).
     motion_hits: GrowBuffer<GpuMotionHit>,
@@ -1496,8 +1497,9 @@ impl GpuNarrowPhase {
         // Each slot that traced paths (its bit), and its hits, in the order of its directions and
         // vertices.
         let moving = |slot: usize| moving_bits.get(slot / 32).is_some_and(|w| w >> (slot % 32) & 1 == 1);
-        let mut ranges = vec![(0usize, 0usize); capacity];
+        let mut ranges = Vec::new();
         if fits && !hits.is_empty() {
+            ranges.resize(capacity, (0usize, 0usize));
             for h in &hits {
                 let slot = (h.slot_dir >> 1) as usize;
                 if slot >= capacity {
@@ -1518,7 +1520,7 @@ impl GpuNarrowPhase {
                 .iter()
                 .filter(|j| j.device_motion)
                 .map(|j| ranges[j.slot as usize])
-                .map(|(s, e)| e - s)
+                .map(|(s, e): (usize, usize)| e - s)
                 .sum();
             if mine != hits.len() {
                 return Err(BackendError::Readback(
@@ -1532,8 +1534,8 @@ impl GpuNarrowPhase {
             .par_iter_mut()
             .with_min_len(32)
             .map(|job| -> Result<(u32, u32), BackendError> {
-                // Nothing to make: no tunnel kept, and no path traced (on the device: no count
-                // record), nor any to trace on the host.
+                // Nothing to make: no tunnel kept, and no path traced (on the device: no bit), nor
+                // any to trace on the host.
                 let quiet = if job.device_motion {
                     fits && !moving(job.slot as usize)
                 } else {
@@ -1571,7 +1573,7 @@ impl GpuNarrowPhase {
                     let previous = job.previous.unwrap_or(job.pos12);
                     let done = if fits {
                         let frames = MotionFrames::new(&input, &previous);
-                        let (s, e) = ranges[job.slot as usize];
+                        let (s, e) = ranges.get(job.slot as usize).copied().unwrap_or((0, 0));
                         for h in &hits[s..e] {
                             let from_shape2 = h.slot_dir & 1 == 1;
                             let (from, to) = if from_shape2 { (m2, m1) } else { (m1, m2) };
@@ -2070,12 +2072,7 @@ fn pair_statics(p: &PairInput, meshes: [GpuMeshRef; 2], base: &RtcdParams) -> Gp
         (vertex_clip_box(p.mesh2, p.mesh1, &params), vertex_clip_box(p.mesh1, p.mesh2, &params));
     // The motion rays' lengths (`rtcd::detect::pair_motion_contacts`): shape 1's vertices move
     // into shape 2 (direction 0), shape 2's into shape 1.
-    let floor = params.displacement_threshold;
-    let ((own_a, other_a), (own_b, other_b)) =
-        (motion_lengths(p.mesh2, &params), motion_lengths(p.mesh1, &params));
-    let least = |own: bool, from: &rtcd::RtcdMesh, other: f32| {
-        if own { from.half_thickness()[1].min(other) } else { other }.max(floor)
-    };
+    let (a, b) = (motion_lengths(p.mesh1, p.mesh2, &params), motion_lengths(p.mesh2, p.mesh1, &params));
     GpuPairStatic {
         reach_a_min: vec4(reach1.min, 0.0),
         reach_a_max: vec4(reach1.max, 0.0),
@@ -2101,12 +2098,12 @@ fn pair_statics(p: &PairInput, meshes: [GpuMeshRef; 2], base: &RtcdParams) -> Gp
         candidate_extension: params.candidate_extension(),
         radius_a: p.mesh1.max_radius(),
         radius_b: p.mesh2.max_radius(),
-        motion_floor: floor,
-        motion_own: u32::from(own_a) | u32::from(own_b) << 1,
-        least_a: least(own_a, p.mesh1, other_a),
-        least_b: least(own_b, p.mesh2, other_b),
-        other_a,
-        other_b,
+        motion_floor: params.displacement_threshold,
+        motion_own: u32::from(a.own) | u32::from(b.own) << 1,
+        least_a: a.least,
+        least_b: b.least,
+        other_a: a.other,
+        other_b: b.other,
         ..Default::default()
     }
 }

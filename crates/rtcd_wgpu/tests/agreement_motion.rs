@@ -54,12 +54,16 @@ fn features(c: &ContactCandidate) -> (FeatureId, FeatureId) {
 #[test]
 fn motion_rays_run_for_the_same_pairs_on_both_backends() {
     // The device's paths with either tracer (`motion_paths.wgsl` with and without `TRACER_BVH`).
-    for tracer in [TracerKind::Bvh, TracerKind::BruteForce] {
-        run(tracer);
+    // And without re-projection, whose predictions the device sorts by their distance along the
+    // path, not along the face's normal.
+    for (tracer, reprojection) in
+        [(TracerKind::Bvh, true), (TracerKind::BruteForce, true), (TracerKind::Bvh, false)]
+    {
+        run(tracer, reprojection);
     }
 }
 
-fn run(tracer: TracerKind) {
+fn run(tracer: TracerKind, reprojection: bool) {
     let d = common::device();
     let mesh = |name: &str, (v, i): shapes::MeshData| RtcdMesh::new(name, &v, &i).unwrap();
     let meshes = [
@@ -94,7 +98,7 @@ fn run(tracer: TracerKind) {
         });
     }
     let refs: Vec<&RtcdMesh> = meshes.iter().collect();
-    let params = RtcdParams { tracer, ..RtcdParams::from_meshes(&refs) };
+    let params = RtcdParams { tracer, reprojection, ..RtcdParams::from_meshes(&refs) };
     let mut cpu = NarrowPhase::new(params).unwrap();
     let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
     let opts = StepOptions {
@@ -157,7 +161,7 @@ fn run(tracer: TracerKind) {
         }
     }
     println!(
-        "{tracer:?}: motion rays {rays}, motion contacts {contacts}, moving pair-ticks {moving_pairs}, contacts compared {compared}, pair-ticks traced on the device {on_device}, steps whose hits outgrew their read {short}"
+        "{tracer:?}, re-projection {reprojection}: motion rays {rays}, motion contacts {contacts}, moving pair-ticks {moving_pairs}, contacts compared {compared}, pair-ticks traced on the device {on_device}, steps whose hits outgrew their read {short}"
     );
     assert!(on_device > 200, "the device must trace the paths: {on_device} pair-ticks");
     assert!(short <= 2, "{short} steps' motion hits outgrew their read");

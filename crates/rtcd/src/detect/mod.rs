@@ -15,7 +15,7 @@ pub use cuboid::{
 };
 
 pub use pair::{
-    MotionFrames, MotionHit, MotionStep, TraceReference, candidate_region, closed_reach_into,
+    MotionFrames, MotionHit, MotionLengths, MotionStep, TraceReference, candidate_region, closed_reach_into,
     edge_crossing_contacts, is_quiet, max_displacement, merge_motion_contacts, motion_lengths,
     motion_path_contact, motion_tunnel_contacts, nearer_way_out, needs_standard_trace, pair_edge_contacts,
     pair_motion_contacts, pair_solid_reach, ray_limit, ray_reach, reach_box, separation_before_trace,

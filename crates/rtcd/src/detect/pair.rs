@@ -1552,9 +1552,7 @@ pub fn trace_motion_paths(
     }
     let frames = MotionFrames::new(input, previous);
     for (d, dir) in Direction::both(input).iter().enumerate() {
-        let (own, other) = motion_lengths(dir.to, params);
-        // The smallest motion of this direction's vertices that needs a path.
-        let least = if own { dir.from.half_thickness()[1].min(other) } else { other }.max(floor);
+        let MotionLengths { own, other, least } = motion_lengths(dir.from, dir.to, params);
         if bound <= least {
             continue;
         }
@@ -1587,15 +1585,29 @@ pub fn trace_motion_paths(
     }
 }
 
-/// Whether the motion rays of a mesh's vertices into `to` count their own body's thickness, and
-/// `to`'s half thickness: into a cuboid, a level chunk or (with the
-/// closed reach) a closed mesh, a vertex inside is in contact however thin its own body, so only
-/// the other body's thickness counts. A vertex whose motion is longer than the other body's half
-/// thickness, or (where its own counts) than half its exit distance, and than the pair's
-/// displacement threshold, has its path traced ([`pair_motion_contacts`]).
-pub fn motion_lengths(to: &RtcdMesh, params: &RtcdParams) -> (bool, f32) {
+/// The lengths that decide which of `from`'s vertices have their paths into `to` traced
+/// ([`pair_motion_contacts`]): a vertex whose motion is longer than `to`'s half thickness, or (where
+/// its own body's thickness counts) than half its exit distance, and than the pair's displacement
+/// threshold. Both backends take them from here (the GPU backend with each pair of meshes' statics).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MotionLengths {
+    /// Whether the vertices' own body's thickness counts: not into a cuboid, a level chunk or (with
+    /// the closed reach) a closed mesh, where a vertex inside is in contact however thin its body.
+    pub own: bool,
+    /// `to`'s half thickness ([`RtcdMesh::half_thickness`]).
+    pub other: f32,
+    /// The least motion of any of `from`'s vertices that needs a path: no direction whose
+    /// displacement bound is at most this traces one.
+    pub least: f32,
+}
+
+/// [`MotionLengths`] of `from`'s vertices moving into `to`, in a pair of `params`.
+pub fn motion_lengths(from: &RtcdMesh, to: &RtcdMesh, params: &RtcdParams) -> MotionLengths {
     let own = !(to.cuboid_half_extents().is_some() || to.solid_behind() || closed_reach_into(to, params));
-    (own, to.half_thickness()[0])
+    let other = to.half_thickness()[0];
+    let least =
+        if own { from.half_thickness()[1].min(other) } else { other }.max(params.displacement_threshold);
+    MotionLengths { own, other, least }
 }
 
 /// The contact of one vertex's path that met a front face first ([`MotionHit`], its vertex's path
