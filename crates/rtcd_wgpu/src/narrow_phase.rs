@@ -133,8 +133,9 @@ pub const FIRST_READ_CONTACTS: u64 = 256;
 /// counts), each level a pass down and all but the last one back up.
 const MAX_PASSES: u32 = 15 + 6 * 7;
 /// The small read: totals and counters in its first bytes, then the slots' counts, then the passes'
-/// timestamps, then the motion hits; only what a step uses is read.
-const COUNTS_OFFSET: u64 = 256;
+/// timestamps, then the motion hits and the moving slots' bits, each right after the last; only
+/// what a step uses is read.
+const COUNTS_OFFSET: u64 = 16 + 4 * COUNTERS as u64;
 const SMALL_STAGING: u64 = COUNTS_OFFSET + 16 * MAX_PASSES as u64;
 
 struct Timestamps {
@@ -1082,10 +1083,10 @@ impl GpuNarrowPhase {
         let counts_len = SLOT_COUNTS as u64 * reporting;
         b.reported.reserve(&dev, &mut *encoder, counts_len, 0).map_err(too_large)?;
         let stamps_offset = COUNTS_OFFSET + 4 * counts_len;
-        let hits_offset = stamps_offset + 16 * MAX_PASSES as u64;
         let hit_size = std::mem::size_of::<GpuMotionHit>() as u64;
-        let moving_offset = hits_offset + hit_size * motion_read;
-        let small_capacity = moving_offset + 4 * moving_words;
+        // At most: the hits follow the timestamps the step writes (known once its passes are).
+        let small_capacity =
+            stamps_offset + 16 * MAX_PASSES as u64 + hit_size * motion_read + 4 * moving_words;
         if small_capacity > b.small_staging_bytes {
             let bytes = small_capacity + small_capacity / 2;
             b.small_staging = dev.create_buffer(&wgpu::BufferDescriptor {
@@ -1410,6 +1411,8 @@ impl GpuNarrowPhase {
             encoder.copy_buffer_to_buffer(&t.resolve, 0, &b.small_staging, stamps_offset, 16 * n as u64);
             small_bytes += 16 * n as u64;
         }
+        let hits_offset = small_bytes;
+        let moving_offset = hits_offset + hit_size * motion_read;
         if motion_read > 0 {
             let bytes = hit_size * motion_read;
             encoder.copy_buffer_to_buffer(b.motion_hits.buffer(), 0, &b.small_staging, hits_offset, bytes);
