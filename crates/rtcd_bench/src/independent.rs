@@ -5,7 +5,7 @@
 //!   is measured both ways: vertices inside the other body and their depths, and crossing edges
 //!   (both endpoints outside, the segment through the other body deeper than a tolerance);
 //! - the tolerance of a pair is 1 % of the bounding diagonal of its smaller body, or Rapier's
-//!   allowed linear error (the penetration its solver leaves by design) where that is larger; each
+//!   allowed linear error (its geometric slop, 5 mm at `length_unit` 1) where that is larger; each
 //!   pair records which rule gave it;
 //! - a body is **tunnelled** when the centre of its bounding box is below the ground's top by more
 //!   than the body's bounding diagonal, or off the floor between the walls (or off the ground when

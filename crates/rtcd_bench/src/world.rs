@@ -392,8 +392,8 @@ impl World {
         self.params.prediction_distance()
     }
 
-    /// Rapier's allowed linear error (the penetration its solver leaves) for this world's
-    /// parameters.
+    /// Rapier's allowed linear error (its geometric slop; the bench's tolerance for small bodies)
+    /// for this world's parameters.
     pub fn allowed_linear_error(&self) -> f32 {
         self.params.allowed_linear_error()
     }

@@ -8,9 +8,9 @@
 //!   own trimesh leaves on the same body in the same world, and at rest where it is.
 //!
 //! Known limit, printed by the second test and not asserted beyond the solver's tolerance: the
-//! centimetre bodies are small for a world of metres. Rapier's solver leaves penetrations under its
-//! `allowed_linear_error` (5 mm at `length_unit` 1, half their size) uncorrected; they rest within
-//! it, but deeper than on Rapier's trimesh (1-4 % of their size against 0.1-1.2 %: the trimesh
+//! centimetre bodies are small for a world of metres. They rest within Rapier's
+//! `allowed_linear_error` (its geometric slop, 5 mm at `length_unit` 1, half their size), but
+//! deeper than on Rapier's trimesh (1-4 % of their size against 0.1-1.2 %: the trimesh
 //! keeps hundreds of contact points per pair where rtcd hands over four per normal), and the blob
 //! keeps rocking at about a size per second. A world of centimetre props sets `length_unit`, as
 //! the first test does, and then rests as a world of metres does.

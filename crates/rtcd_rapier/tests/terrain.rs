@@ -298,7 +298,8 @@ fn report_specs(kind: Ground, o: &Outcome, specs: &[Spec]) {
     );
 }
 
-/// Rapier's allowed linear error at the default length unit (m): resting contacts settle within it.
+/// How much deeper than the reference a body may rest (m): a fifth of Rapier's geometric slop
+/// (`allowed_linear_error`, 5 mm at the default length unit).
 const ALLOWED: f32 = 0.001;
 
 /// Each case rests like the baseline: per body, penetration at rest at most the baseline's plus
