@@ -256,7 +256,8 @@ struct PendingGpu {
     /// ([`GpuNarrowPhase::submit_into`]).
     submission: Option<wgpu::SubmissionIndex>,
     small_rx: MapReceiver,
-    /// Bytes of the small read (its totals, counters, slot counts and timestamps).
+    /// Bytes of the small read (its totals, counters, slot counts, timestamps, motion hits and
+    /// moving slots' bits).
     small_bytes: u64,
     /// Where the slot counts end and the timestamps begin in it.
     stamps_offset: u64,
@@ -1078,7 +1079,8 @@ impl GpuNarrowPhase {
         let moving_words = if any_device_motion { (p_count as u64).div_ceil(32) } else { 0 };
         b.motion_moving.reserve(&dev, &mut *encoder, moving_words.max(1), 0).map_err(too_large)?;
         b.active_scan.reserve(&dev, &mut *encoder, p_count as u64 + 1, 0).map_err(too_large)?;
-        // The small read: totals, counters, the counts of the slots with entries, timestamps.
+        // The small read: totals, counters, the counts of the slots with entries, timestamps, the
+        // motion hits and the moving slots' bits.
         let reporting = jobs.iter().filter(|j| j.reports).count() as u64;
         let counts_len = SLOT_COUNTS as u64 * reporting;
         b.reported.reserve(&dev, &mut *encoder, counts_len, 0).map_err(too_large)?;
