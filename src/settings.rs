@@ -74,9 +74,10 @@ pub struct RtcdSettings {
     /// Give dynamic bodies with an `RtcdCollider` (and no `SoftCcd` of their own) Rapier's soft CCD
     /// with a prediction of its own mesh's `culling_dist` (`RtcdParams::for_pair` of the mesh with
     /// itself): a fast body's pairs then get speculative contacts from
-    /// the predictive rays one step ahead, so impacts faster than Rapier's prediction distance per
-    /// tick, up to that culling distance per tick, do not sink in (a faster one lands up to the
-    /// rest of its tick's motion deep).
+    /// the predictive rays one step ahead, up to that culling distance, so impacts faster than
+    /// Rapier's prediction distance per tick are met before they sink in. Rapier's solver takes a
+    /// speculative point only where the bodies' velocities before the step close its gap: a body
+    /// that lands on one side and turns can still sink its other side in for a tick.
     pub soft_ccd: bool,
     /// Follow Rapier's contact recycling (`IntegrationParameters::contact_recycling`, on by default
     /// in Rapier): pairs Rapier recycles this tick (they barely moved since their contacts were
