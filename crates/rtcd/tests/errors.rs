@@ -126,6 +126,53 @@ fn inside_out_meshes_are_flipped_with_a_note() {
     assert!(m.report().notes().iter().any(|s| s.contains("inside-out")));
 }
 
+/// Far from the world's origin (a prop or a level placed in world coordinates up to kilometres
+/// away), a closed mesh keeps its winding: its volume's sign does not drown in rounding.
+#[test]
+fn closed_meshes_far_from_the_origin_keep_their_winding() {
+    let far = [Vec3::new(1e4, -7e3, 2e3), Vec3::splat(1000.0), Vec3::new(-850.0, 3.0, 990.0)];
+    for (name, (v, i), volume) in [("cube", cube(), 1.0), ("sphere", shapes::icosphere(0.5, 3), 0.5)] {
+        for offset in far {
+            let moved: Vec<Vec3> = v.iter().map(|p| *p + offset).collect();
+            let m = RtcdMesh::new(name, &moved, &i).unwrap();
+            assert_eq!(m.report().inside_out_components, 0, "{name} at {offset}");
+            assert_eq!(m.report().rewound_triangles, 0, "{name} at {offset}");
+            // The winding given (outward) is kept: every normal points away from the centre.
+            let c = m.aabb().center();
+            for (t, n) in m.triangles().iter().zip(m.triangle_normals()) {
+                assert!((m.positions()[t[0] as usize] - c).dot(*n) > 0.0, "{name} at {offset}");
+            }
+            assert!(
+                m.volume() > 0.5 * volume && m.volume() < 1.5 * volume,
+                "{name} at {offset}: {}",
+                m.volume()
+            );
+        }
+    }
+}
+
+/// Vertices no triangle uses (a shared vertex buffer) neither set the tolerances nor fail the mesh.
+#[test]
+fn unused_vertices_are_ignored() {
+    let (mut v, i) = cube();
+    v.push(Vec3::new(1e6, 0.0, 0.0));
+    v.push(Vec3::NAN);
+    let m = RtcdMesh::new("cube", &v, &i).unwrap();
+    assert_eq!(m.report().unused_vertices, 2);
+    assert_eq!(m.positions().len(), 8);
+    assert!(m.is_closed());
+    assert_eq!(m.report().degenerate_triangles, 0);
+}
+
+/// Every used vertex in one place: every triangle is degenerate, an error and no panic.
+#[test]
+fn all_vertices_in_one_place_are_refused() {
+    for p in [Vec3::ZERO, Vec3::ONE, Vec3::splat(-3e7)] {
+        let e = RtcdMesh::new("bad", &[p; 3], &[0, 1, 2]).unwrap_err();
+        assert!(matches!(e, MeshError::TooManyDegenerate { .. }), "{e}");
+    }
+}
+
 #[test]
 fn non_orientable_surfaces_are_rejected() {
     // A Möbius strip.

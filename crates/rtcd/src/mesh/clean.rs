@@ -36,9 +36,6 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
     if !indices.len().is_multiple_of(3) {
         return Err(MeshError::IndexCount { mesh: mesh(), count: indices.len() });
     }
-    if let Some(i) = positions.iter().position(|p| !p.is_finite()) {
-        return Err(MeshError::NonFinite { mesh: mesh(), vertex: i, position: positions[i].to_array() });
-    }
     if let Some(k) = indices.iter().position(|&i| i as usize >= positions.len()) {
         return Err(MeshError::IndexOutOfRange {
             mesh: mesh(),
@@ -47,19 +44,24 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
             vertex_count: positions.len(),
         });
     }
+    // Only the vertices some triangle uses count (a shared vertex buffer may hold others): their
+    // positions must be finite, and their box sets the tolerances.
+    let mut used = vec![false; positions.len()];
+    for &i in indices {
+        used[i as usize] = true;
+    }
+    if let Some(i) = (0..positions.len()).find(|&i| used[i] && !positions[i].is_finite()) {
+        return Err(MeshError::NonFinite { mesh: mesh(), vertex: i, position: positions[i].to_array() });
+    }
     let input_triangles = indices.len() / 3;
     let mut report = MeshReport { input_vertices: positions.len(), input_triangles, ..Default::default() };
 
     // Weld duplicate vertices (only those some triangle uses).
     let diag = {
-        let b = crate::Aabb::from_points(positions.iter());
+        let b = crate::Aabb::from_points(positions.iter().zip(&used).filter(|(_, u)| **u).map(|(p, _)| p));
         b.extents().length()
     };
     let tol = (diag * WELD_TOLERANCE).max(f32::MIN_POSITIVE);
-    let mut used = vec![false; positions.len()];
-    for &i in indices {
-        used[i as usize] = true;
-    }
     let mut remap = vec![u32::MAX; positions.len()];
     let mut welded: Vec<Vec3> = Vec::new();
     let mut grid: FxHashMap<[i64; 3], Vec<u32>> = FxHashMap::default();
@@ -77,7 +79,9 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
         'search: for dx in -1..=1 {
             for dy in -1..=1 {
                 for dz in -1..=1 {
-                    if let Some(list) = grid.get(&[c[0] + dx, c[1] + dy, c[2] + dz]) {
+                    // Saturating: a cell index saturates for a box of (nearly) no extent.
+                    let key = [c[0].saturating_add(dx), c[1].saturating_add(dy), c[2].saturating_add(dz)];
+                    if let Some(list) = grid.get(&key) {
                         for &j in list {
                             if welded[j as usize].distance(*p) <= tol {
                                 found = Some(j);
@@ -214,7 +218,11 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
         if !closed_component[cid] {
             continue;
         }
-        let volume: f32 = members.iter().map(|&t| signed_volume(&welded, triangles[t as usize])).sum();
+        // About one of the component's own vertices: far from the origin, volumes about the
+        // origin cancel in rounding and can come out with the wrong sign.
+        let origin = welded[triangles[members[0] as usize][0] as usize];
+        let volume: f64 =
+            members.iter().map(|&t| signed_volume(&welded, triangles[t as usize], origin)).sum();
         if volume < 0.0 {
             for &t in members {
                 triangles[t as usize].swap(1, 2);
@@ -227,9 +235,11 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
     Ok(Cleaned { positions: welded, triangles, report })
 }
 
-/// Six times the signed volume of the tetrahedron (origin, a, b, c), divided by 6.
-pub(crate) fn signed_volume(p: &[Vec3], t: [u32; 3]) -> f32 {
-    let [a, b, c] = t.map(|i| p[i as usize]);
+/// The signed volume of the tetrahedron (`origin`, a, b, c) of triangle `t`, in f64: summed over a
+/// closed surface, its enclosed volume whatever `origin` (positive for outward winding). An origin
+/// near the surface keeps the terms small, so the sum keeps its sign far from the world's origin.
+pub(crate) fn signed_volume(p: &[Vec3], t: [u32; 3], origin: Vec3) -> f64 {
+    let [a, b, c] = t.map(|i| (p[i as usize] - origin).as_dvec3());
     a.dot(b.cross(c)) / 6.0
 }
 
