@@ -186,26 +186,35 @@ impl RtcdParams {
         Self::from_triangle_size(if n == 0 { 0.1 } else { (sum / n as f64) as f32 })
     }
 
+    /// The largest `max_it` [`RtcdParams::validate`] accepts (and [`RtcdParams::max_it_for`] gives).
+    pub const MAX_IT_LIMIT: u32 = 1 << 16;
+
     /// IRTCD 2013 Eq. 1: `ceil(confidence * displacement_threshold / average_triangle_size)`, at least 1.
     pub fn max_it_for(confidence: f32, displacement_threshold: f32, average_triangle_size: f32) -> u32 {
         let v = (confidence * displacement_threshold / average_triangle_size).ceil();
-        if v.is_finite() { (v as u32).clamp(1, 1 << 16) } else { 1 }
+        if v.is_finite() { (v as u32).clamp(1, Self::MAX_IT_LIMIT) } else { 1 }
     }
 
     /// Checks every field; the narrow phase refuses invalid parameters.
     pub fn validate(&self) -> Result<(), ParamsError> {
+        // Normal (not subnormal) lengths: each pair's lengths are these scaled by a ratio to the
+        // displacement threshold ([`RtcdParams::for_pair`]), which must stay finite.
         let positive = |name, value: f32| {
-            if value.is_finite() && value > 0.0 {
+            if value.is_finite() && value >= f32::MIN_POSITIVE {
                 Ok(())
             } else {
-                Err(ParamsError { name, value, reason: "must be finite and > 0" })
+                Err(ParamsError { name, value, reason: "must be finite and > 0 (not subnormal)" })
             }
         };
         positive("displacement_threshold", self.displacement_threshold)?;
         positive("distance_extension", self.distance_extension)?;
         positive("culling_dist", self.culling_dist)?;
-        if self.max_it == 0 {
-            return Err(ParamsError { name: "max_it", value: 0.0, reason: "must be at least 1" });
+        if self.max_it == 0 || self.max_it > Self::MAX_IT_LIMIT {
+            return Err(ParamsError {
+                name: "max_it",
+                value: self.max_it as f32,
+                reason: "must be from 1 to 65,536 (IRTCD 2013 Eq. 1 gives a few; each ray walks at most this many triangles)",
+            });
         }
         if self.distance_extension <= self.displacement_threshold {
             return Err(ParamsError {
@@ -280,5 +289,13 @@ mod tests {
         p.culling_dist = f32::NAN;
         assert_eq!(p.validate().unwrap_err().name, "culling_dist");
         assert!(RtcdParams::from_triangle_size(f32::NAN).validate().is_ok());
+        p = RtcdParams::from_triangle_size(0.1);
+        p.max_it = u32::MAX;
+        assert_eq!(p.validate().unwrap_err().name, "max_it");
+        p.max_it = RtcdParams::MAX_IT_LIMIT;
+        p.validate().unwrap();
+        // A subnormal threshold would make each pair's lengths infinite.
+        p = RtcdParams { displacement_threshold: 1e-40, ..RtcdParams::from_triangle_size(0.1) };
+        assert_eq!(p.validate().unwrap_err().name, "displacement_threshold");
     }
 }
