@@ -24,9 +24,19 @@ pub struct ObjData {
 /// Fails with [`MeshError::Obj`] when the file cannot be read or parsed.
 pub fn read_obj(path: impl AsRef<Path>) -> Result<ObjData, MeshError> {
     let path = path.as_ref();
+    let error = |source| MeshError::Obj { path: path.to_path_buf(), source };
+    let bytes = std::fs::read(path).map_err(|e| {
+        error(if e.kind() == std::io::ErrorKind::NotFound {
+            tobj::LoadError::OpenFileFailed
+        } else {
+            tobj::LoadError::ReadError
+        })
+    })?;
+    let text = surface_lines(&String::from_utf8_lossy(&bytes));
     let options = tobj::LoadOptions { triangulate: true, single_index: true, ..Default::default() };
-    let (models, _materials) = tobj::load_obj(path, &options)
-        .map_err(|source| MeshError::Obj { path: path.to_path_buf(), source })?;
+    let (models, _materials) =
+        tobj::load_obj_buf(&mut text.as_bytes(), &options, |_| Err(tobj::LoadError::OpenFileFailed))
+            .map_err(error)?;
     let mut positions = Vec::new();
     let mut indices = Vec::new();
     for m in &models {
@@ -36,6 +46,35 @@ pub fn read_obj(path: impl AsRef<Path>) -> Result<ObjData, MeshError> {
     }
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "obj".into());
     Ok(ObjData { name, positions, indices })
+}
+
+/// The lines of an OBJ text that make its surface, as the parser is given them: vertices (`v`) with
+/// any trailing comment cut off, and faces (`f`) with their position indices only. Lines (`l`,
+/// polylines: no surface, which the parser would take for faces), texture coordinates and normals
+/// (whose indices faces no longer name, so an out-of-range one cannot reach the parser), materials,
+/// groups and comments are left out.
+fn surface_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some("v") => {
+                out.push_str(line);
+                out.push('\n');
+            }
+            Some("f") => {
+                out.push('f');
+                for w in words {
+                    out.push(' ');
+                    out.push_str(w.split('/').next().unwrap_or(w));
+                }
+                out.push('\n');
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 impl RtcdMesh {
@@ -81,5 +120,31 @@ mod tests {
         assert_eq!(obj.positions[4], Vec3::ONE);
         assert_eq!(obj.indices, [0, 1, 2, 1, 2, 3, 2, 1, 4, 0, 0, 3]);
         assert!(matches!(read_obj("/nonexistent/mesh.obj"), Err(MeshError::Obj { .. })));
+    }
+
+    /// Polylines (`l`) are no surface, texture and normal indices are not read (an out-of-range
+    /// one is no error), comments after a vertex and CRLF line ends are read past.
+    #[test]
+    fn lines_texture_indices_and_comments_are_read_past() {
+        let (v, i) = crate::shapes::cuboid(Vec3::splat(0.5));
+        let mut text = String::from("mtllib none.mtl\r\no cube\r\n");
+        for p in &v {
+            text += &format!("v {} {} {} # a corner\r\n", p.x, p.y, p.z);
+        }
+        text += "vt 0 0\r\nvn 0 1 0\r\nusemtl none\r\n";
+        for t in i.chunks_exact(3) {
+            text += &format!("f {}/1/1 {}/-9/1 {}//1\r\n", t[0] + 1, t[1] + 1, t[2] + 1);
+        }
+        text += "l 1 2\r\nl 1 2 3 4\r\n";
+        let path = std::env::temp_dir().join(format!("rtcd_read_obj_{}_lines.obj", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let obj = read_obj(&path);
+        let mesh = RtcdMesh::from_obj(&path);
+        let _ = std::fs::remove_file(&path);
+        let obj = obj.unwrap();
+        assert_eq!(obj.indices.len(), 36, "12 triangles, no polyline among them");
+        let mesh = mesh.unwrap();
+        assert!(mesh.is_closed());
+        assert_eq!(mesh.report().degenerate_triangles, 0);
     }
 }
