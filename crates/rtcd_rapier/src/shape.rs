@@ -271,7 +271,7 @@ impl Shape for RtcdShape {
         Box::new(self.clone())
     }
 
-    /// Scales the mesh (a new [`RtcdMesh`], validated again). Keeps the instance id: the scaled shape
+    /// Scales the mesh (a new [`RtcdMesh`], validated again: [`RtcdMesh::scaled`]). Keeps the instance id: the scaled shape
     /// replaces this collider's. `None` (with a warning) when the scaled mesh is rejected, e.g. a zero
     /// scale; never panics.
     fn scale_dyn(&self, scale: Vector, _num_subdivisions: u32) -> Option<Box<dyn Shape>> {
@@ -279,10 +279,10 @@ impl Shape for RtcdShape {
             return Some(Box::new(self.clone()));
         }
         let mesh = &self.data.mesh;
-        let positions: Vec<Vector> = mesh.positions().iter().map(|p| *p * scale).collect();
-        let indices: Vec<u32> = mesh.triangles().iter().flatten().copied().collect();
         let name = format!("{} scaled {scale}", mesh.name());
-        let scaled = RtcdMesh::new(name, &positions, &indices)
+        // An exact box stays one; a mirroring scale keeps the triangles facing out.
+        let scaled = mesh
+            .scaled(name, scale)
             .map_err(|e| e.to_string())
             .and_then(|m| RtcdShapeData::new(Arc::new(m)).map_err(|e| e.to_string()));
         match scaled {
@@ -336,6 +336,7 @@ impl Shape for RtcdShape {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use glam::Vec3;
     use rtcd::shapes;
 
     fn cube() -> Arc<RtcdMesh> {
@@ -438,5 +439,48 @@ mod tests {
         assert!(s.scale_dyn(Vector::ZERO, 10).is_none());
         assert!(s.scale_dyn(Vector::splat(f32::NAN), 10).is_none());
         assert!(s.scale_dyn(Vector::new(-1.0, 1.0, 1.0), 10).is_some());
+    }
+
+    /// A mirroring scale keeps an open mesh's triangles facing out (each normal the original's
+    /// mirrored), and an exact box stays an exact box of the scaled extents.
+    #[test]
+    fn mirrored_and_box_scales_keep_the_mesh_what_it_was() {
+        let (v, i) = rtcd::shapes::cuboid(Vec3::splat(0.5));
+        // The cube without its top: open.
+        let keep: Vec<u32> = i
+            .chunks_exact(3)
+            .filter(|t| t.iter().any(|&k| v[k as usize].y < 0.0))
+            .flatten()
+            .copied()
+            .collect();
+        let open = Arc::new(RtcdMesh::new("open box", &v, &keep).unwrap());
+        assert!(!open.is_closed());
+        let mirror = Vec3::new(-1.0, 1.0, 1.0);
+        let s = RtcdShape::new(open.clone()).unwrap().scale_dyn(mirror, 10).unwrap();
+        let m = s.as_shape::<RtcdShape>().unwrap().mesh().clone();
+        assert_eq!(m.report().rewound_triangles + m.report().inside_out_components, 0);
+        let centroid = |mesh: &RtcdMesh, t: [u32; 3]| {
+            t.iter().map(|&k| mesh.positions()[k as usize]).sum::<Vec3>() / 3.0
+        };
+        for (t, n) in m.triangles().iter().zip(m.triangle_normals()) {
+            // The original triangle at the mirrored place, and its normal mirrored.
+            let c = centroid(&m, *t) * mirror;
+            let (k, _) = open
+                .triangles()
+                .iter()
+                .enumerate()
+                .map(|(k, u)| (k, centroid(&open, *u).distance(c)))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap();
+            assert!(
+                (*n - open.triangle_normals()[k] * mirror).length() < 1e-5,
+                "{n} vs {}",
+                open.triangle_normals()[k]
+            );
+        }
+        let b = Arc::new(RtcdMesh::cuboid("box", Vec3::new(0.5, 0.1, 0.2)).unwrap());
+        let s = RtcdShape::new(b).unwrap().scale_dyn(Vector::new(2.0, -3.0, 1.0), 10).unwrap();
+        let m = s.as_shape::<RtcdShape>().unwrap().mesh().clone();
+        assert_eq!(m.cuboid_half_extents(), Some(Vec3::new(1.0, 0.3, 0.2)));
     }
 }

@@ -290,6 +290,24 @@ impl RtcdMesh {
         Ok(Self::from_clean(name, cleaned, Some(half_extents.abs())))
     }
 
+    /// This mesh scaled by `scale` per axis, as a new mesh (validated again, named `name`): an
+    /// exact box stays an exact box ([`RtcdMesh::cuboid`] of the scaled extents), and a scale that
+    /// mirrors (an odd number of negative axes) keeps the triangles wound as before, outward,
+    /// whether the mesh is closed or open. Zero or non-finite scales give the error the positions
+    /// would.
+    pub fn scaled(&self, name: impl Into<String>, scale: Vec3) -> Result<Self, MeshError> {
+        let name = name.into();
+        if let Some(half) = self.cuboid {
+            let scaled = half * scale;
+            if scaled.is_finite() && scaled.abs().min_element() > 0.0 {
+                return Self::cuboid(name, scaled.abs());
+            }
+        }
+        let indices: Vec<u32> = self.triangles.iter().flatten().copied().collect();
+        let (positions, indices) = scaled_mesh_data(&self.positions, &indices, scale);
+        Self::new(name, &positions, &indices)
+    }
+
     fn from_clean(name: String, c: clean::Cleaned, cuboid: Option<Vec3>) -> Self {
         let clean::Cleaned { positions, triangles, report } = c;
         // BVH first: it decides the triangle order. A box is one leaf, its triangles in face order.
@@ -322,7 +340,8 @@ impl RtcdMesh {
             let [a, b, c] = t.map(|i| positions[i as usize]);
             (s + a.distance(b) + b.distance(c) + c.distance(a), n + 3)
         });
-        let volume = triangles.iter().map(|t| clean::signed_volume(&positions, *t)).sum();
+        let volume =
+            triangles.iter().map(|t| clean::signed_volume(&positions, *t, aabb.center())).sum::<f64>() as f32;
         let mut mesh = Self {
             id: NEXT_MESH_ID.fetch_add(1, Ordering::Relaxed),
             name,
@@ -656,6 +675,20 @@ fn back_face_directions(normals: &[Vec3]) -> (Vec3, Vec3) {
     normals.iter().fold((Vec3::ZERO, Vec3::ZERO), |(to_min, to_max), n| {
         (to_min.max(toward(-*n)), to_max.max(toward(*n)))
     })
+}
+
+/// Positions scaled by `scale` per axis, and the triangles (`indices`, three per triangle) wound so
+/// that they face the way they did: a scale with an odd number of negative axes mirrors the
+/// geometry, which reverses every triangle's winding unless two of its corners swap.
+pub fn scaled_mesh_data(positions: &[Vec3], indices: &[u32], scale: Vec3) -> (Vec<Vec3>, Vec<u32>) {
+    let positions = positions.iter().map(|p| *p * scale).collect();
+    let mut indices = indices.to_vec();
+    if scale.x * scale.y * scale.z < 0.0 {
+        for t in indices.chunks_exact_mut(3) {
+            t.swap(1, 2);
+        }
+    }
+    (positions, indices)
 }
 
 #[cfg(test)]
