@@ -49,7 +49,8 @@ pub type MapReceiver = mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>;
 /// returns, so `try_recv` alone can miss a mapping that is about to complete. The wait polls the device
 /// without blocking between short waits on the channel, so a callback that nobody else fires still runs.
 pub fn await_mapping(device: &wgpu::Device, rx: &MapReceiver, timeout: Duration) -> Result<(), BackendError> {
-    let deadline = std::time::Instant::now() + timeout;
+    // A timeout too long to add to the clock (`Duration::MAX`: wait for ever) has no deadline.
+    let deadline = std::time::Instant::now().checked_add(timeout);
     loop {
         match rx.recv_timeout(Duration::from_millis(1)) {
             Ok(Ok(())) => return Ok(()),
@@ -58,7 +59,7 @@ pub fn await_mapping(device: &wgpu::Device, rx: &MapReceiver, timeout: Duration)
                 return Err(BackendError::Readback("the mapping callback was dropped".into()));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if std::time::Instant::now() >= deadline {
+                if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                     return Err(BackendError::Readback(format!(
                         "the staging buffer was not mapped after {timeout:?}"
                     )));

@@ -82,6 +82,24 @@ fn a_readback_timeout_is_an_error_not_a_hang() {
     let _ = d.device.poll(wgpu::PollType::wait_indefinitely());
 }
 
+/// `Duration::MAX` (wait for ever) is a timeout like any other: the step waits and succeeds.
+#[test]
+fn an_endless_timeout_waits() {
+    let d = common::device();
+    let scene = common::Scene::random(8, 3);
+    let params = RtcdParams::from_triangle_size(0.08);
+    let endless = GpuOptions { timeout: Duration::MAX, ..Default::default() };
+    let mut gpu = GpuNarrowPhase::with_options(&d.device, &d.queue, params, endless).unwrap();
+    let mut usual = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+    let a = gpu.step(&pairs(&scene), &StepOptions::default()).unwrap();
+    let b = usual.step(&pairs(&scene), &StepOptions::default()).unwrap();
+    assert_eq!(a.pairs.len(), b.pairs.len());
+    assert!(a.pairs.iter().any(|p| !p.manifolds.is_empty()), "the scene has contacts");
+    for (x, y) in a.pairs.iter().zip(&b.pairs) {
+        assert_eq!(x.manifolds, y.manifolds);
+    }
+}
+
 #[test]
 fn a_destroyed_device_is_an_error() {
     let own = rtcd_wgpu::create_device(&Default::default()).unwrap();
