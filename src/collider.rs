@@ -8,8 +8,10 @@
 //! - **Valid**: a custom parry shape wrapping the triangle mesh, which our narrow phase handles (broad
 //!   phase, mass properties and scene queries keep working through the wrapped triangle mesh):
 //!   [`RtcdColliderState::Ready`]. An open mesh (one with holes) is accepted with a warning.
-//! - **Readable but rejected** (an edge shared by more than two triangles, too many degenerate
-//!   triangles, a surface that cannot be oriented; also a valid mesh that the entity's scale flattens):
+//!   A non-manifold mesh (an edge shared by more than two triangles) is repaired: such edges are
+//!   split, and the mesh is ready with a note of how many.
+//! - **Readable but rejected** (too many degenerate triangles, a surface that cannot be oriented;
+//!   also a valid mesh that the entity's scale flattens):
 //!   Rapier's own triangle-mesh collider, with a warning: [`RtcdColliderState::Fallback`].
 //! - **Unusable** (no collider can be built from it): no collider, with an error:
 //!   [`RtcdColliderState::Failed`].
@@ -35,7 +37,9 @@ use rtcd_rapier::{RtcdShape, RtcdShapeData, parry3d::shape::SharedShape};
 /// Do not add a `Collider` yourself.
 ///
 /// The collider's scale is baked in when it is built (the entity's global scale at that moment) and
-/// not followed afterwards.
+/// not followed afterwards. Replacing the component (inserting another `RtcdCollider`) builds the
+/// collider again, as does a change to its mesh asset (`AssetEvent::Modified`); removing it removes
+/// the Rapier `Collider` and the [`RtcdColliderState`] the plugin inserted.
 #[derive(Component, Clone, Debug)]
 pub struct RtcdCollider {
     source: ColliderSource,
@@ -69,8 +73,8 @@ impl RtcdCollider {
     }
 }
 
-/// What became of an [`RtcdCollider`]: inserted by the plugin once, when the collider is built (or
-/// cannot be), and not revisited.
+/// What became of an [`RtcdCollider`]: inserted by the plugin when the collider is built (or
+/// cannot be), again when the `RtcdCollider` or its mesh asset changes.
 #[derive(Component, Clone, Debug)]
 pub enum RtcdColliderState {
     /// Ray traced by our narrow phase.
@@ -84,9 +88,9 @@ pub enum RtcdColliderState {
         /// The prepared mesh (scaled by the entity's scale).
         mesh: Arc<RtcdMesh>,
     },
-    /// [`RtcdMesh::new`] rejected the geometry although it is well formed: an edge shared by more than
-    /// two triangles, more degenerate triangles than `rtcd::mesh::MAX_DEGENERATE_SHARE`, a surface
-    /// that cannot be oriented, or a mesh flattened by the entity's scale (e.g. a zero scale axis). The
+    /// [`RtcdMesh::new`] rejected the geometry although it is well formed: more degenerate
+    /// triangles than `rtcd::mesh::MAX_DEGENERATE_SHARE`, a surface that cannot be oriented, or a
+    /// mesh flattened by the entity's scale (e.g. a zero scale axis). The
     /// entity got Rapier's own triangle-mesh collider instead (`Collider::trimesh` of the same
     /// triangles, scaled the same way, zero-area triangles dropped), which Rapier's default narrow phase
     /// handles as a hollow surface, without ray tracing. Logged once as a warning.
@@ -147,6 +151,62 @@ pub(crate) struct RtcdMeshCache {
     meshes: HashMap<(AssetId<Mesh>, [u32; 3]), Outcome>,
     files: HashMap<(PathBuf, [u32; 3]), Outcome>,
     rtcd: HashMap<(u64, [u32; 3]), Outcome>,
+    /// Mesh assets waited for that neither `Assets<Mesh>` nor the asset server knows: the runs
+    /// waited so far (a warning once at [`UNKNOWN_MESH_RUNS`]).
+    unknown: HashMap<AssetId<Mesh>, u32>,
+}
+
+/// Runs of the collider systems (fixed ticks) after which a mesh asset that neither `Assets<Mesh>`
+/// nor the asset server knows is reported (10 s at 60 Hz): it may still be added, and the collider
+/// keeps waiting for it.
+const UNKNOWN_MESH_RUNS: u32 = 600;
+
+/// Colliders whose input changed since they were built: an `RtcdCollider` replaced (the entity's
+/// state and Rapier collider are removed, so [`build_colliders`] builds it again) or removed (the
+/// state and collider it gave are removed), and mesh assets modified or removed (their cached
+/// outcomes are forgotten and the colliders built from them are built again).
+pub(crate) fn refresh_colliders(
+    mut commands: Commands,
+    mut cache: ResMut<RtcdMeshCache>,
+    mut events: Option<MessageReader<AssetEvent<Mesh>>>,
+    changed: Query<(Entity, Ref<RtcdCollider>), With<RtcdColliderState>>,
+    built: Query<(Entity, &RtcdCollider), With<RtcdColliderState>>,
+    mut removed: RemovedComponents<RtcdCollider>,
+    still: Query<(), With<RtcdCollider>>,
+) {
+    let unbuild = |commands: &mut Commands, e: Entity| {
+        if let Ok(mut e) = commands.get_entity(e) {
+            e.remove::<(RtcdColliderState, Collider, ColliderScale)>();
+        }
+    };
+    for (e, c) in &changed {
+        if c.is_changed() && !c.is_added() {
+            unbuild(&mut commands, e);
+        }
+    }
+    for e in removed.read() {
+        if still.get(e).is_err() {
+            unbuild(&mut commands, e);
+        }
+    }
+    let Some(events) = events.as_mut() else { return };
+    let mut stale = Vec::new();
+    for ev in events.read() {
+        if let AssetEvent::Modified { id } | AssetEvent::Removed { id } = ev {
+            stale.push(*id);
+        }
+    }
+    if stale.is_empty() {
+        return;
+    }
+    cache.meshes.retain(|(id, _), _| !stale.contains(id));
+    for (e, c) in &built {
+        if let ColliderSource::Mesh(h) = &c.source
+            && stale.contains(&h.id())
+        {
+            unbuild(&mut commands, e);
+        }
+    }
 }
 
 fn scale_key(s: Vec3) -> [u32; 3] {
@@ -187,14 +247,16 @@ fn may_fall_back(e: &MeshError) -> bool {
 /// Validates `positions` scaled by `scale` and prepares the shape; Rapier's triangle mesh for geometry
 /// that is rejected but well formed.
 fn outcome(name: String, positions: &[Vec3], indices: &[u32], scale: Vec3) -> Outcome {
-    let p: Cow<[Vec3]> = if scale == Vec3::ONE {
-        Cow::Borrowed(positions)
+    // Scaled, and wound to face out again under a mirroring scale (`rtcd::mesh::scaled_mesh_data`).
+    let (p, i): (Cow<[Vec3]>, Cow<[u32]>) = if scale == Vec3::ONE {
+        (Cow::Borrowed(positions), Cow::Borrowed(indices))
     } else {
-        Cow::Owned(positions.iter().map(|v| *v * scale).collect())
+        let (p, i) = rtcd::mesh::scaled_mesh_data(positions, indices, scale);
+        (Cow::Owned(p), Cow::Owned(i))
     };
-    match RtcdMesh::new(name, &p, indices) {
-        Ok(mesh) => prepared(Arc::new(mesh), &p, indices),
-        Err(e) if may_fall_back(&e) => fallback(&p, indices, e.to_string()),
+    match RtcdMesh::new(name, &p, &i) {
+        Ok(mesh) => prepared(Arc::new(mesh), &p, &i),
+        Err(e) if may_fall_back(&e) => fallback(&p, &i, e.to_string()),
         Err(e) => Outcome::Failed(e.to_string()),
     }
 }
@@ -288,8 +350,22 @@ pub(crate) fn build_colliders(
                             "{what}: there is no Assets<Mesh> resource (Bevy's AssetPlugin and mesh support)"
                         ))
                     } else {
-                        continue; // still loading, or not added yet
+                        // Still loading, or not added yet. One that the asset server does not know
+                        // either (a handle made by hand, or an asset removed) is reported once.
+                        if server.as_ref().and_then(|s| s.get_load_state(handle.id())).is_none() {
+                            let runs = cache.unknown.entry(handle.id()).or_default();
+                            *runs += 1;
+                            if *runs == UNKNOWN_MESH_RUNS {
+                                warn!(
+                                    "rtcd: {label}: {what} ({:?}) is in no Assets<Mesh> and unknown to the asset \
+                                     server after {UNKNOWN_MESH_RUNS} ticks; the collider waits for it",
+                                    handle.id()
+                                );
+                            }
+                        }
+                        continue;
                     };
+                    cache.unknown.remove(&handle.id());
                     cache.meshes.insert(key, o.clone());
                     (o, true)
                 }
@@ -315,6 +391,13 @@ pub(crate) fn build_colliders(
                     let indices: Vec<u32> = mesh.triangles().iter().flatten().copied().collect();
                     let o = if scale == Vec3::ONE {
                         prepared(mesh.clone(), mesh.positions(), &indices)
+                    } else if mesh.cuboid_half_extents().is_some()
+                        && let Ok(scaled) = mesh.scaled(mesh.name(), scale)
+                        && scaled.cuboid_half_extents().is_some()
+                    {
+                        // An exact box scaled is the exact box of the scaled extents.
+                        let (p, i) = rtcd::mesh::scaled_mesh_data(mesh.positions(), &indices, scale);
+                        prepared(Arc::new(scaled), &p, &i)
                     } else {
                         outcome(mesh.name().to_owned(), mesh.positions(), &indices, scale)
                     };

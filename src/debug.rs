@@ -43,7 +43,8 @@ impl Default for RtcdDebugSettings {
 /// The overlay. Needs Bevy's gizmos (and `RtcdPlugin`).
 #[derive(Default)]
 pub struct RtcdDebugPlugin {
-    /// Initial settings.
+    /// Initial settings (an `RtcdDebugSettings` resource inserted before the plugin is kept
+    /// instead).
     pub settings: RtcdDebugSettings,
 }
 
@@ -60,8 +61,13 @@ impl RtcdGizmos {
 
 impl Plugin for RtcdDebugPlugin {
     fn build(&self, app: &mut App) {
+        crate::plugin::keep_or_insert(
+            app,
+            &self.settings,
+            &RtcdDebugSettings::default(),
+            "RtcdDebugSettings",
+        );
         app.insert_gizmo_config(RtcdGizmos, RtcdGizmos::default_config())
-            .insert_resource(self.settings.clone())
             .add_systems(Update, (toggle, sync_recording, draw).chain());
     }
 }

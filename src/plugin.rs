@@ -15,7 +15,7 @@ use rtcd_rapier::{RtcdDriver, RtcdMetrics};
 
 use crate::{
     backend::{self, ActiveBackend},
-    collider::{RtcdColliderState, RtcdMeshCache, build_colliders},
+    collider::{RtcdColliderState, RtcdMeshCache, build_colliders, refresh_colliders},
     diagnostics::RtcdDiagnostics,
     render,
     settings::{GpuMode, RtcdBackend, RtcdParamsSource, RtcdSettings},
@@ -38,10 +38,14 @@ pub enum RtcdSystems {
 /// and an `RtcdCollider` against a static cuboid (the usual ground and walls), get ray-traced
 /// contacts; every other pair behaves exactly as without the plugin.
 ///
-/// Add it with `RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule()` and a fixed
-/// timestep (`TimestepMode::Fixed { dt, substeps: 1 }`, which the plugin inserts when absent).
+/// Add it with `RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule()`, with one Rapier
+/// step of one substep per fixed tick: Rapier's default `TimestepMode::Variable` (which Rapier's
+/// plugin inserts when the app has none, and which in the fixed schedule steps by the fixed tick),
+/// or `TimestepMode::Fixed { dt, substeps: 1 }` with `dt` the fixed tick. Other modes get a warning.
 pub struct RtcdPlugin {
-    /// Settings (also a resource, read when the backend starts).
+    /// Settings (also a resource, read when the backend starts). An `RtcdSettings` resource the
+    /// app inserted before adding the plugin is kept instead (with a warning if these differ from
+    /// the defaults).
     pub settings: RtcdSettings,
     schedule: InternedScheduleLabel,
 }
@@ -90,6 +94,9 @@ pub struct RtcdNarrowPhase {
     /// Pipelined mode: batches the render world dropped so far (a newer one came before the device
     /// was free).
     pub(crate) dropped_batches: u64,
+    /// Pipelined mode: Rapier's contact recycling as it was before the mode turned it off, given
+    /// back if the mode falls back to the CPU.
+    pub(crate) recycling_before_pipelined: Option<bool>,
 }
 
 impl RtcdNarrowPhase {
@@ -106,6 +113,7 @@ impl RtcdNarrowPhase {
             latency_ticks: 0,
             render_wait: std::time::Duration::ZERO,
             dropped_batches: 0,
+            recycling_before_pipelined: None,
         }
     }
 
@@ -165,13 +173,9 @@ impl Plugin for RtcdPlugin {
         // before any collider enters Rapier).
         let driver =
             RtcdDriver::new(RtcdParams::from_triangle_size(0.1)).expect("default parameters are valid");
-        app.insert_resource(self.settings.clone())
-            .insert_resource(RtcdNarrowPhase::new(driver))
-            .init_resource::<RtcdMeshCache>();
+        keep_or_insert(app, &self.settings, &RtcdSettings::default(), "RtcdSettings");
+        app.insert_resource(RtcdNarrowPhase::new(driver)).init_resource::<RtcdMeshCache>();
         RtcdDiagnostics::register(app);
-        if !app.world().contains_resource::<TimestepMode>() {
-            app.insert_resource(TimestepMode::Fixed { dt: 1.0 / 60.0, substeps: 1 });
-        }
         let s = self.schedule;
         app.configure_sets(
             s,
@@ -188,12 +192,43 @@ impl Plugin for RtcdPlugin {
                 .in_set(RtcdSystems::Prepare),
         )
         .add_systems(s, detect.in_set(RtcdSystems::Detect))
+        // Every frame (a frame may run no fixed tick, and removals and asset events last two
+        // frames): colliders whose input changed are unbuilt, the next tick builds them again.
+        .add_systems(PostUpdate, refresh_colliders)
         .add_systems(s, update_diagnostics.in_set(RtcdSystems::Diagnostics));
         render::build(app, s);
     }
 
     fn finish(&self, app: &mut App) {
         render::finish(app);
+    }
+}
+
+/// Inserts a plugin's settings resource, unless the app holds one already: a resource inserted
+/// before the plugin is kept (as Bevy's own plugins keep theirs), with a warning when the plugin
+/// was given settings of its own (other than `default`), which are then not used.
+pub(crate) fn keep_or_insert<R: Resource + Clone + std::fmt::Debug>(
+    app: &mut App,
+    settings: &R,
+    default: &R,
+    name: &str,
+) {
+    match app.world().get_resource::<R>() {
+        None => {
+            app.insert_resource(settings.clone());
+        }
+        // Compared by their debug text: the settings hold function pointers, which have no
+        // reliable equality.
+        Some(held)
+            if format!("{settings:?}") != format!("{default:?}")
+                && format!("{held:?}") != format!("{settings:?}") =>
+        {
+            warn!(
+                "rtcd: a {name} resource was inserted before the plugin; it is kept, and the settings given to \
+                 the plugin are not used: {settings:?}"
+            );
+        }
+        Some(_) => {}
     }
 }
 
@@ -217,8 +252,10 @@ fn install_narrow_phase(
             rtcd_rapier::configure_integration_parameters(&mut sim.integration_parameters);
         }
         commands.entity(entity).insert(RtcdInstalled);
+        // One Rapier step per run of the schedule: `Fixed` or `Variable` (Rapier's default, which in
+        // the fixed schedule steps by the fixed tick), with one substep.
         match timestep.as_deref() {
-            Some(TimestepMode::Fixed { substeps: 1, .. }) => {}
+            Some(TimestepMode::Fixed { substeps: 1, .. } | TimestepMode::Variable { substeps: 1, .. }) => {}
             other => warn!(
                 "rtcd: TimestepMode is {other:?}; use TimestepMode::Fixed {{ dt, substeps: 1 }}: the batch is computed once \
                  per tick and is only exact for the first of several steps (later ones are computed pair by pair)"
@@ -362,15 +399,17 @@ fn detect(
     if state.active.is_none() {
         return;
     }
-    let Ok((mut sim, colliders, bodies)) = contexts.single_mut() else { return };
+    let Ok((mut sim_mut, colliders, bodies)) = contexts.single_mut() else { return };
     state.tick += 1;
     // Traced inside this tick unless the pipelined mode says otherwise.
     (state.fresh, state.latency_ticks, state.render_wait) = (true, 0, std::time::Duration::ZERO);
     // The pipelined mode's results are a tick old: it cannot follow Rapier's contact recycling.
-    if state.pipelined && sim.integration_parameters.contact_recycling {
-        sim.integration_parameters.contact_recycling = false;
+    if state.pipelined && sim_mut.integration_parameters.contact_recycling {
+        sim_mut.integration_parameters.contact_recycling = false;
+        state.recycling_before_pipelined = Some(true);
     }
-    let sim = &*sim;
+    let was_pipelined = state.pipelined;
+    let sim = &*sim_mut;
     let ds = state.driver.settings();
     if settings.record_rays != ds.record_rays || sim.integration_parameters.dt != ds.dt {
         state.driver.set_settings(rtcd_rapier::DriverSettings {
@@ -402,6 +441,15 @@ fn detect(
             None => "the GPU backend failed during the run".to_string(),
         };
         state.fall_back(&why);
+    }
+    // The pipelined mode fell back to the CPU this tick: from the next tick the CPU backend runs as
+    // it does when started so (one step of lookahead, Rapier's recycling as it was).
+    if was_pipelined && !state.pipelined {
+        let ds = state.driver.settings();
+        state.driver.set_settings(rtcd_rapier::DriverSettings { lookahead_steps: 1.0, ..ds });
+        if let Some(recycling) = state.recycling_before_pipelined.take() {
+            sim_mut.integration_parameters.contact_recycling = recycling;
+        }
     }
 }
 

@@ -33,6 +33,25 @@ fn adapter() -> Result<wgpu::AdapterInfo, String> {
     rtcd_wgpu::create_device(&rtcd_wgpu::DeviceOptions::default()).map(|d| d.info).map_err(|e| e.to_string())
 }
 
+/// An `RtcdSettings` resource inserted before the plugin is the one used (the plugin's own
+/// settings are left out, with a warning when they are not the defaults).
+#[test]
+fn settings_inserted_before_the_plugin_are_kept() {
+    let mut app = common::app_with(None, |app| {
+        app.insert_resource(RtcdSettings {
+            record_rays: true,
+            ..RtcdSettings::with_backend(RtcdBackend::Cpu)
+        })
+        .add_plugins(RtcdPlugin::default());
+    });
+    let (_, traced) = drop_torus(&mut app, 30, |app| common::assert_backend_ran(app, RtcdBackend::Cpu));
+    assert!(traced > 0);
+    let s = app.world().resource::<RtcdSettings>();
+    assert_eq!(s.backend, RtcdBackend::Cpu);
+    assert!(s.record_rays);
+    assert!(app.world().resource::<RtcdDiagnostics>().backend.starts_with("cpu"));
+}
+
 /// Default settings (`Auto`, software adapters not allowed): on a software adapter, or none, the
 /// CPU backend runs; that is no fallback, and the reason names the setting that would change it.
 /// On a hardware adapter `Auto` takes it. Headless and with the render plugins.

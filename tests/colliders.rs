@@ -78,6 +78,80 @@ fn scaled_entities_get_a_scaled_collider() {
     assert!((y - 0.3).abs() < 0.02, "y = {y}");
 }
 
+/// An exact box (`RtcdMesh::cuboid`) on a scaled entity is the exact box of the scaled extents, and
+/// a mirrored open mesh keeps its triangles facing out.
+#[test]
+fn scaled_boxes_stay_boxes_and_mirrored_meshes_face_out() {
+    let mut app = common::app(Some(RtcdBackend::Cpu));
+    let b = Arc::new(RtcdMesh::cuboid("box", Vec3::new(0.5, 0.1, 0.2)).unwrap());
+    let e = app
+        .world_mut()
+        .spawn((
+            RtcdCollider::from_rtcd_mesh(b),
+            Transform::from_xyz(0.0, 1.0, 0.0).with_scale(Vec3::new(2.0, -3.0, 1.0)),
+        ))
+        .id();
+    let (v, i) = open_pyramid();
+    let open = Arc::new(RtcdMesh::new("open pyramid", &v, &i).unwrap());
+    let mirrored = app
+        .world_mut()
+        .spawn((
+            RtcdCollider::from_rtcd_mesh(open.clone()),
+            Transform::from_xyz(3.0, 1.0, 0.0).with_scale(Vec3::new(-1.0, 1.0, 1.0)),
+        ))
+        .id();
+    common::ticks(&mut app, 2);
+    let RtcdColliderState::Ready { mesh } = state(&app, e) else { panic!("{:?}", state(&app, e)) };
+    assert_eq!(mesh.cuboid_half_extents(), Some(Vec3::new(1.0, 0.3, 0.2)));
+    let RtcdColliderState::Ready { mesh } = state(&app, mirrored) else { panic!() };
+    // Each triangle's normal is the original's mirrored: the same side faces out.
+    assert_eq!(mesh.triangle_normals().len(), open.triangle_normals().len());
+    for n in open.triangle_normals() {
+        let m = *n * Vec3::new(-1.0, 1.0, 1.0);
+        assert!(
+            mesh.triangle_normals().iter().any(|k| (*k - m).length() < 1e-5),
+            "{m} not among {:?}",
+            mesh.triangle_normals()
+        );
+    }
+}
+
+/// A collider follows its input: replacing the `RtcdCollider` builds it again from the new mesh, a
+/// change to its mesh asset too, and removing it removes the Rapier collider and the state.
+#[test]
+fn colliders_follow_a_replaced_component_or_a_modified_asset() {
+    let mut app = app_with_assets();
+    let (v, i) = shapes::cuboid(Vec3::splat(0.5));
+    let cube = Arc::new(RtcdMesh::new("cube", &v, &i).unwrap());
+    let (v, i) = shapes::torus(0.35, 0.15, 24, 12);
+    let torus = Arc::new(RtcdMesh::new("torus", &v, &i).unwrap());
+    let e = spawn(&mut app, RtcdCollider::from_rtcd_mesh(cube.clone()), None, Vec3::ZERO);
+    common::ticks(&mut app, 2);
+    let RtcdColliderState::Ready { mesh } = state(&app, e) else { panic!() };
+    assert_eq!(mesh.positions().len(), 8);
+    app.world_mut().entity_mut(e).insert(RtcdCollider::from_rtcd_mesh(torus.clone()));
+    common::ticks(&mut app, 2);
+    let RtcdColliderState::Ready { mesh } = state(&app, e) else { panic!() };
+    assert_eq!(mesh.positions().len(), torus.positions().len(), "built again from the new mesh");
+    app.world_mut().entity_mut(e).remove::<RtcdCollider>();
+    common::ticks(&mut app, 2);
+    assert!(app.world().get::<RtcdColliderState>(e).is_none());
+    assert!(app.world().get::<Collider>(e).is_none(), "the plugin's Rapier collider goes with it");
+
+    // A mesh asset changed in place.
+    let handle = add_mesh(&mut app, mesh_asset(v.clone(), i.clone()));
+    let a = spawn(&mut app, RtcdCollider::from_mesh(handle.clone()), None, Vec3::new(3.0, 0.0, 0.0));
+    common::ticks(&mut app, 2);
+    let RtcdColliderState::Ready { mesh } = state(&app, a) else { panic!() };
+    assert_eq!(mesh.positions().len(), torus.positions().len());
+    let (cv, ci) = shapes::cuboid(Vec3::splat(0.5));
+    *app.world_mut().resource_mut::<Assets<Mesh>>().get_mut(&handle).unwrap() = mesh_asset(cv, ci);
+    // The asset's event is read the frame after the change, the collider built at the next tick.
+    common::ticks(&mut app, 4);
+    let RtcdColliderState::Ready { mesh } = state(&app, a) else { panic!() };
+    assert_eq!(mesh.positions().len(), 8, "built again from the modified asset");
+}
+
 #[test]
 fn bad_input_falls_back_or_fails_without_panicking() {
     let mut app = app_with_assets();

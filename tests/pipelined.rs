@@ -240,3 +240,39 @@ fn pipelined_results_arrive_without_blocking_with_zero_or_two_ticks_per_update()
     assert!(worst < 0.04 * size, "penetration {worst} of size {size}");
     assert!(v < 0.05, "still moving at {v} m/s");
 }
+
+/// A pipelined GPU backend that fails during the run (here: a 1 ns `gpu_timeout`, so its first
+/// results come too late) leaves the CPU backend to run as it runs when chosen at the start: with
+/// Rapier's contact recycling given back (the pipelined mode had turned it off).
+#[test]
+fn a_failing_pipelined_backend_leaves_the_cpu_backend_as_the_user_set_it() {
+    let settings = RtcdSettings {
+        gpu_timeout: std::time::Duration::from_nanos(1),
+        ..RtcdSettings::with_backend(RtcdBackend::Gpu { mode: GpuMode::Pipelined })
+    };
+    let mut app = common::render_app(settings, common::vulkan(), false);
+    common::ground(&mut app);
+    let body = common::drop_tilted(&mut app, "torus_900", 0.8);
+    let recycling = |app: &mut App| {
+        let mut q = app.world_mut().query::<&RapierContextSimulation>();
+        q.single(app.world()).unwrap().integration_parameters.contact_recycling
+    };
+    let (mut pipelined_ticks, mut fell_back_at) = (0, None);
+    for t in 0..120 {
+        common::ticks(&mut app, 1);
+        let d = app.world().resource::<RtcdDiagnostics>().clone();
+        if d.backend.starts_with("gpu pipelined (") {
+            pipelined_ticks += 1;
+            assert!(!recycling(&mut app), "tick {t}: the pipelined mode cannot follow recycling");
+        }
+        if d.fell_back && fell_back_at.is_none() {
+            fell_back_at = Some(t);
+        }
+    }
+    let at = fell_back_at.expect("the pipelined backend failed and the CPU one took over");
+    println!("pipelined for {pipelined_ticks} ticks, fell back at tick {at}");
+    assert!(pipelined_ticks > 0, "the pipelined mode ran before it failed");
+    assert!(app.world().resource::<RtcdDiagnostics>().backend.starts_with("cpu"));
+    assert!(recycling(&mut app), "Rapier's contact recycling is on again, as the settings ask");
+    assert!(common::lowest_y(&mut app, body) > -0.05, "the torus rests on the ground");
+}
