@@ -297,6 +297,12 @@ fn start_backend(world: &mut World) {
     };
     let has_render_app = render::pipelined_available(world);
     let (mut backend, mut reason) = backend::resolve(&settings, world, has_render_app);
+    if matches!(backend, RtcdBackend::Gpu { .. }) && settings.gpu_timeout.is_zero() {
+        warn!(
+            "rtcd: RtcdSettings::gpu_timeout is zero: the GPU backend's first results will come too late, and the \
+             CPU backend will take over"
+        );
+    }
     let mut because = |why: String| {
         reason = if reason.is_empty() { why } else { format!("{reason}; {why}") };
     };

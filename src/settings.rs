@@ -69,7 +69,8 @@ pub struct RtcdSettings {
     pub params: RtcdParamsSource,
     /// Record every ray of every step (the debug overlay turns this on).
     pub record_rays: bool,
-    /// Longest wait for GPU results before the GPU backend is abandoned for the CPU one.
+    /// Longest wait for GPU results before the GPU backend is abandoned for the CPU one
+    /// (`Duration::MAX`: wait for ever; zero abandons it at its first step, with a warning).
     pub gpu_timeout: Duration,
     /// Give dynamic bodies with an `RtcdCollider` (and no `SoftCcd` of their own) Rapier's soft CCD
     /// with a prediction of its own mesh's `culling_dist` (`RtcdParams::for_pair` of the mesh with
