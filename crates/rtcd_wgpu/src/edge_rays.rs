@@ -52,7 +52,19 @@ pub(crate) fn trace(cx: EdgeRayContext<'_>, rays: &[EdgeRay<'_>]) -> Result<Vec<
     let too_large = |e: crate::GpuError| BackendError::Device(e.to_string());
     let mut encoder =
         cx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:edge_rays") });
-    let mut tasks = Vec::with_capacity(rays.len());
+    let limits = cx.device.limits();
+    let most = limits.max_buffer_size.min(u64::from(limits.max_storage_buffer_binding_size));
+    let biggest =
+        rays.len() as u64 * std::mem::size_of::<GpuEdgeTask>().max(std::mem::size_of::<GpuEdgeOut>()) as u64;
+    if biggest > most {
+        return Err(BackendError::InvalidInput(format!(
+            "{} edge rays in one call need a buffer of {biggest} bytes; the device binds at most {most}",
+            rays.len()
+        )));
+    }
+    // Every ray checked before any mesh is placed: placing one may grow the mesh store, whose old
+    // contents the encoder then copies over, so the encoder must not be dropped after that.
+    let mut ends = Vec::with_capacity(rays.len());
     for (k, r) in rays.iter().enumerate() {
         let Some(&[a, b]) = r.from.edges().get(r.edge as usize) else {
             return Err(BackendError::InvalidInput(format!(
@@ -62,9 +74,22 @@ pub(crate) fn trace(cx: EdgeRayContext<'_>, rays: &[EdgeRay<'_>]) -> Result<Vec<
                 r.from.edges().len()
             )));
         };
-        let (from_mesh, _) =
-            cx.meshes.ensure(cx.device, cx.queue, &mut encoder, r.from).map_err(too_large)?;
-        let (to_mesh, _) = cx.meshes.ensure(cx.device, cx.queue, &mut encoder, r.to).map_err(too_large)?;
+        ends.push([a, b]);
+    }
+    let mut tasks = Vec::with_capacity(rays.len());
+    for (r, [a, b]) in rays.iter().zip(ends) {
+        let placed = cx
+            .meshes
+            .ensure(cx.device, cx.queue, &mut encoder, r.from)
+            .and_then(|(from, _)| Ok((from, cx.meshes.ensure(cx.device, cx.queue, &mut encoder, r.to)?.0)));
+        let (from_mesh, to_mesh) = match placed {
+            Ok(m) => m,
+            Err(e) => {
+                // The meshes placed so far keep their places: their copies are submitted.
+                cx.queue.submit([encoder.finish()]);
+                return Err(too_large(e));
+            }
+        };
         tasks.push(GpuEdgeTask {
             q: quat4(r.from_to.rotation),
             t: vec4(r.from_to.translation, 0.0),

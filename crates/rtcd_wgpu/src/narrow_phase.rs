@@ -359,6 +359,15 @@ impl GpuNarrowPhase {
                 missing,
             });
         }
+        // The pair table's first slots: each needs a link and a slot record on the device, and a
+        // slot's index travels in the bits above a contact's kind.
+        let slot_bytes = std::mem::size_of::<GpuSlot>().max(std::mem::size_of::<GpuPairLink>()) as u64;
+        let limits = device.limits();
+        let most = limits.max_buffer_size.min(u64::from(limits.max_storage_buffer_binding_size));
+        let needed = u64::from(options.initial_pair_capacity) * slot_bytes;
+        if options.initial_pair_capacity > u32::MAX >> CONTACT_KIND_BITS || needed > most {
+            return Err(GpuError::TooLarge { buffer: "rtcd:buffer:pair_table", needed, allowed: most });
+        }
         let kernels = Kernels::new(device)?;
         // The kernels run once here, so that a driver that compiles them on their first dispatch
         // does it now, not in a step bound by `options.timeout`.
@@ -557,6 +566,12 @@ impl GpuNarrowPhase {
         rays: &[crate::edge_rays::EdgeRay<'_>],
     ) -> Result<Vec<rtcd::detect::EdgeTest>, BackendError> {
         self.usable()?;
+        if self.pending.is_some() {
+            // The step's own encoder may still have to copy grown mesh buffers.
+            return Err(BackendError::InvalidInput(
+                "edge_crossings while a step is in flight: collect it first".into(),
+            ));
+        }
         if self.edge_kernels.is_none() {
             let kernels = Kernels::with(&self.device, &[Kernel::EdgeRaysBrute, Kernel::EdgeRaysBvh])
                 .map_err(|e| BackendError::Device(e.to_string()))?;
@@ -1756,7 +1771,13 @@ impl GpuNarrowPhase {
             let c = match &gpu.reread {
                 // Read by `try_collect`'s second read, mapped by now.
                 Some(r) => {
-                    let data = r.staging.get_mapped_range(0..r.bytes).to_vec();
+                    // Nothing read back (no record of the step is read): an empty range cannot be
+                    // viewed.
+                    let data = if r.bytes == 0 {
+                        Vec::new()
+                    } else {
+                        r.staging.get_mapped_range(0..r.bytes).to_vec()
+                    };
                     r.staging.unmap();
                     data
                 }
@@ -1776,7 +1797,8 @@ impl GpuNarrowPhase {
             };
             readback += bytes;
             contacts = bytemuck::pod_collect_to_vec(&c);
-            let bigger = (2 * bytes).max(self.bufs.big_staging_bytes);
+            let bigger =
+                (2 * bytes).max(self.bufs.big_staging_bytes).min(dev.limits().max_buffer_size).max(bytes);
             self.bufs.big_staging = dev.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("rtcd:buffer:staging_contacts"),
                 size: bigger,

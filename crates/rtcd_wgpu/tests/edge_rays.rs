@@ -253,3 +253,32 @@ fn an_edge_out_of_its_mesh_is_an_error() {
     }
     assert!(gpu.edge_crossings(&[]).unwrap().is_empty());
 }
+
+/// A call refused for its last ray places no mesh: meshes already on the device keep their
+/// geometry when the store would have grown for a new, larger one (a step on them still agrees
+/// with the CPU backend).
+#[test]
+fn a_refused_call_leaves_the_meshes_on_the_device_intact() {
+    use rtcd::{NarrowPhase, NarrowPhaseBackend, PairInput, PairKey, StepOptions};
+    let small = mesh("small", shapes::icosphere(0.5, 2));
+    let big = mesh("big", shapes::icosphere(0.5, 5));
+    let params = RtcdParams::from_meshes(&[&small]);
+    let d = common::device();
+    let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+    let mut cpu = NarrowPhase::new(params).unwrap();
+    let pose = Pose::new(Vec3::new(0.0, 0.9, 0.0), Quat::from_rotation_x(0.3));
+    let pairs = [PairInput::new(PairKey::new(1, 2), &small, &small, pose)];
+    let opts = StepOptions::default();
+    gpu.step(&pairs, &opts).unwrap();
+    let rays = [
+        EdgeRay { from: &big, to: &small, from_to: Pose::IDENTITY, edge: 0 },
+        EdgeRay { from: &big, to: &small, from_to: Pose::IDENTITY, edge: u32::MAX },
+    ];
+    assert!(matches!(gpu.edge_crossings(&rays), Err(BackendError::InvalidInput(_))));
+    assert_eq!(gpu.mesh_count(), 1, "the refused call placed no mesh");
+    let opts = StepOptions { force_standard: true, ..opts };
+    let g = NarrowPhaseBackend::step(&mut gpu, &pairs, &opts).unwrap();
+    let c = NarrowPhaseBackend::step(&mut cpu, &pairs, &opts).unwrap();
+    assert!(!c.pairs[0].manifolds.is_empty());
+    assert_eq!(g.pairs[0].manifolds, c.pairs[0].manifolds);
+}

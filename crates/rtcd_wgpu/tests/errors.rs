@@ -82,6 +82,18 @@ fn a_readback_timeout_is_an_error_not_a_hang() {
     let _ = d.device.poll(wgpu::PollType::wait_indefinitely());
 }
 
+/// A pair table asked for up front larger than the device can hold (or than a contact's slot bits
+/// can name) is refused with the sizes, not a device error.
+#[test]
+fn an_oversized_initial_pair_table_is_refused() {
+    let d = common::device();
+    let options = GpuOptions { initial_pair_capacity: u32::MAX, ..Default::default() };
+    match GpuNarrowPhase::with_options(&d.device, &d.queue, RtcdParams::from_triangle_size(0.1), options) {
+        Err(GpuError::TooLarge { buffer, .. }) => assert!(buffer.contains("pair_table"), "{buffer}"),
+        other => panic!("{:?}", other.err()),
+    }
+}
+
 /// `Duration::MAX` (wait for ever) is a timeout like any other: the step waits and succeeds.
 #[test]
 fn an_endless_timeout_waits() {
