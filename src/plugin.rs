@@ -4,6 +4,7 @@
 use bevy::{
     diagnostic::Diagnostics,
     ecs::schedule::{InternedScheduleLabel, ScheduleLabel},
+    platform::collections::HashMap,
     prelude::*,
 };
 use bevy_rapier3d::prelude::{
@@ -35,8 +36,9 @@ pub enum RtcdSystems {
 }
 
 /// The ray-traced narrow phase for `bevy_rapier3d`: pairs of [`RtcdCollider`](crate::RtcdCollider)s,
-/// and an `RtcdCollider` against a static cuboid (the usual ground and walls), get ray-traced
-/// contacts; every other pair behaves exactly as without the plugin.
+/// an `RtcdCollider` against a cuboid (the usual ground and walls, or a crate), and against level
+/// geometry (a trimesh or heightfield on a fixed or kinematic body), get ray-traced contacts; every
+/// other pair behaves exactly as without the plugin.
 ///
 /// Add it with `RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule()`, with one Rapier
 /// step of one substep per fixed tick: Rapier's default `TimestepMode::Variable` (which Rapier's
@@ -370,26 +372,44 @@ fn start_backend(world: &mut World) {
     state.results_tick = None;
 }
 
-/// Soft CCD (see [`RtcdSettings::soft_ccd`]) for new dynamic ray-traced bodies.
+/// Soft CCD (see [`RtcdSettings::soft_ccd`]) for new dynamic ray-traced bodies: the body of an
+/// `RtcdCollider` is its own entity's `RigidBody`, or the nearest ancestor's (as bevy_rapier
+/// attaches it); a body with several gets the largest of their predictions.
 fn apply_soft_ccd(
     mut commands: Commands,
     state: Res<RtcdNarrowPhase>,
     settings: Res<RtcdSettings>,
-    bodies: Query<(Entity, &RigidBody, &RtcdColliderState), Without<SoftCcd>>,
+    colliders: Query<(Entity, &RtcdColliderState)>,
+    parents: Query<&ChildOf>,
+    bodies: Query<(&RigidBody, Has<SoftCcd>)>,
 ) {
     if !settings.soft_ccd || state.active.is_none() {
         return;
     }
     let params = *state.driver.params();
-    for (e, rb, collider) in &bodies {
-        if matches!(rb, RigidBody::Dynamic) {
-            // The body's own culling distance (the parameters of its mesh with itself).
-            let prediction = match collider {
-                RtcdColliderState::Ready { mesh } => params.for_pair(mesh, mesh).culling_dist,
-                _ => params.culling_dist,
-            };
-            commands.entity(e).insert(SoftCcd { prediction });
+    let mut wanted: HashMap<Entity, f32> = HashMap::default();
+    for (e, collider) in &colliders {
+        let mut body = e;
+        while !bodies.contains(body) {
+            match parents.get(body) {
+                Ok(p) => body = p.parent(),
+                Err(_) => break,
+            }
         }
+        let Ok((rb, has_ccd)) = bodies.get(body) else { continue };
+        if has_ccd || !matches!(rb, RigidBody::Dynamic) {
+            continue;
+        }
+        // The collider's own culling distance (the parameters of its mesh with itself).
+        let prediction = match collider {
+            RtcdColliderState::Ready { mesh } => params.for_pair(mesh, mesh).culling_dist,
+            _ => params.culling_dist,
+        };
+        let p = wanted.entry(body).or_insert(prediction);
+        *p = p.max(prediction);
+    }
+    for (body, prediction) in wanted {
+        commands.entity(body).insert(SoftCcd { prediction });
     }
 }
 

@@ -152,6 +152,42 @@ fn colliders_follow_a_replaced_component_or_a_modified_asset() {
     assert_eq!(mesh.positions().len(), 8, "built again from the modified asset");
 }
 
+/// A dynamic body gets soft CCD with its collider's prediction whether the `RtcdCollider` is on
+/// the body's entity or on a child of it; a fixed body gets none.
+#[test]
+fn soft_ccd_reaches_the_body_of_a_child_collider() {
+    let mut app = common::app(Some(RtcdBackend::Cpu));
+    common::ground(&mut app);
+    let own = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            RtcdCollider::from_obj(common::asset("torus_900")),
+            Transform::from_xyz(0.0, 2.0, 0.0),
+        ))
+        .id();
+    let parent = app.world_mut().spawn((RigidBody::Dynamic, Transform::from_xyz(3.0, 2.0, 0.0))).id();
+    app.world_mut().spawn((
+        RtcdCollider::from_obj(common::asset("torus_900")),
+        Transform::from_xyz(0.0, 0.3, 0.0),
+        ChildOf(parent),
+    ));
+    let fixed = app
+        .world_mut()
+        .spawn((
+            RigidBody::Fixed,
+            RtcdCollider::from_obj(common::asset("blob_900")),
+            Transform::from_xyz(-3.0, 1.0, 0.0),
+        ))
+        .id();
+    common::ticks(&mut app, 3);
+    let ccd = |e: Entity| app.world().get::<SoftCcd>(e).map(|c| c.prediction);
+    let a = ccd(own).expect("the body with its own collider");
+    let b = ccd(parent).expect("the body of a child collider");
+    assert!(a > 0.0 && (a - b).abs() < 1e-6, "{a} vs {b}");
+    assert!(ccd(fixed).is_none());
+}
+
 #[test]
 fn bad_input_falls_back_or_fails_without_panicking() {
     let mut app = app_with_assets();
