@@ -1126,7 +1126,7 @@ impl RtcdDriver {
                 }
             } else if levels
                 && rb.is_none_or(|rb| !rb.is_dynamic())
-                && let Some((key, l)) = self.cache.grounds().level(shape)
+                && let Some((key, l)) = self.cache.grounds().level(co.shared_shape())
             {
                 let first = l.chunks()[0].clone();
                 level = Some((key, l));
@@ -1188,6 +1188,10 @@ impl RtcdDriver {
                 collision_types: co.active_collision_types(),
                 key: 0,
             });
+        }
+        // Levels no collider uses any more (removed, or edited into new shapes) are let go.
+        if levels {
+            self.cache.grounds().forget_unseen_levels();
         }
         // The batch's pair order ([`pair_order`]) is the entries' order: the arena's, which its
         // iterator follows.

@@ -56,9 +56,16 @@ impl GroundMeshes {
     }
 
     /// The level mesh of a triangle-mesh or heightfield shape, with its key (see
-    /// [`crate::level`]); `None` for another shape, or a surface that validation rejects.
-    pub fn level(&self, shape: &dyn parry3d::shape::Shape) -> Option<(LevelKey, Arc<LevelMesh>)> {
-        self.levels.get(&LevelShape::of(shape)?)
+    /// [`crate::level`]: the cache holds the shape while batches use it); `None` for another shape,
+    /// or a surface that validation rejects.
+    pub fn level(&self, shape: &parry3d::shape::SharedShape) -> Option<(LevelKey, Arc<LevelMesh>)> {
+        self.levels.get(shape)
+    }
+
+    /// Forgets the level meshes that no [`GroundMeshes::level`] asked for since the last call:
+    /// the driver calls it after each batch's colliders, so removed or edited levels go.
+    pub fn forget_unseen_levels(&self) {
+        self.levels.forget_unseen();
     }
 
     /// The level mesh of a triangle-mesh or heightfield shape if [`GroundMeshes::level`] built it

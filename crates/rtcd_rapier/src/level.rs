@@ -10,7 +10,11 @@
 //!
 //! The dispatcher only sees shapes, so a level is known by a fingerprint of its shape: the address
 //! of its data, its sizes and its bounds. One [`LevelMesh`] is built per fingerprint, on first use,
-//! and shared by the driver and the dispatcher.
+//! and shared by the driver and the dispatcher. The cache holds a reference to each level's shape
+//! while colliders use it: an edit then copies the shape (Rapier's `shape_mut` and bevy_rapier's
+//! mutable heightfield access copy a shared shape), so the edited level has a new fingerprint and
+//! its own mesh, and no other shape can take the address of one still cached. Levels no batch saw
+//! are forgotten ([`LevelMeshes::forget_unseen`]).
 
 use std::{
     hash::{Hash, Hasher},
@@ -18,7 +22,7 @@ use std::{
 };
 
 use glam::Vec3;
-use parry3d::shape::{HeightField, Shape, TriMesh};
+use parry3d::shape::{HeightField, Shape, SharedShape, TriMesh};
 use rtcd::{LevelMesh, MeshError};
 use rustc_hash::FxHasher;
 
@@ -97,39 +101,66 @@ pub fn heightfield_triangles(f: &HeightField) -> (Vec<Vec3>, Vec<u32>) {
     (positions, indices)
 }
 
+/// A cached level: its mesh (`None` when rejected), the shape it was built from (held, see the
+/// module docs), and whether the current batch saw it.
+#[derive(Clone)]
+struct CachedLevel {
+    mesh: Option<Arc<LevelMesh>>,
+    _shape: SharedShape,
+    seen: bool,
+}
+
+impl std::fmt::Debug for CachedLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedLevel").field("mesh", &self.mesh).field("seen", &self.seen).finish()
+    }
+}
+
 /// A shared cache of level meshes by [`LevelKey`]. Cloning shares the cache.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LevelMeshes {
-    meshes: Arc<std::sync::Mutex<rustc_hash::FxHashMap<LevelKey, Option<Arc<LevelMesh>>>>>,
+    meshes: Arc<std::sync::Mutex<rustc_hash::FxHashMap<LevelKey, CachedLevel>>>,
 }
 
 impl LevelMeshes {
-    /// The level mesh of `shape` and its key, built on first use. `None` when the surface is
-    /// rejected (logged once per shape; the pair is then left to Rapier's default dispatcher).
-    pub(crate) fn get(&self, shape: &LevelShape) -> Option<(LevelKey, Arc<LevelMesh>)> {
-        let key = shape.key();
+    /// The level mesh of `shape` and its key, built on first use (the cache holds `shape` from
+    /// then on), and marked seen by this batch. `None` for a shape that is no level, or a surface
+    /// that is rejected (logged once per shape; the pair is then left to Rapier's default
+    /// dispatcher).
+    pub(crate) fn get(&self, shape: &SharedShape) -> Option<(LevelKey, Arc<LevelMesh>)> {
+        let level = LevelShape::of(&**shape)?;
+        let key = level.key();
         let mut meshes = self.meshes.lock().unwrap_or_else(|e| e.into_inner());
-        let mesh = meshes
-            .entry(key)
-            .or_insert_with(|| match shape.build() {
+        let cached = meshes.entry(key).or_insert_with(|| CachedLevel {
+            mesh: match level.build() {
                 Ok(m) => Some(Arc::new(m)),
                 Err(e) => {
                     log::warn!("rtcd_rapier: a level shape is left to Rapier's narrow phase: {e}");
                     None
                 }
-            })
-            .clone()?;
-        Some((key, mesh))
+            },
+            _shape: shape.clone(),
+            seen: true,
+        });
+        cached.seen = true;
+        Some((key, cached.mesh.clone()?))
     }
 
     /// The level mesh of `shape` if [`LevelMeshes::get`] built it already.
     pub(crate) fn known(&self, shape: &LevelShape) -> Option<(LevelKey, Arc<LevelMesh>)> {
         let key = shape.key();
         let meshes = self.meshes.lock().unwrap_or_else(|e| e.into_inner());
-        Some((key, meshes.get(&key)?.clone()?))
+        Some((key, meshes.get(&key)?.mesh.clone()?))
     }
 
-    /// Number of level shapes seen.
+    /// Forgets the levels that no [`LevelMeshes::get`] asked for since the last call (their
+    /// colliders are gone, or their shapes were edited into new ones), and starts the next round.
+    pub(crate) fn forget_unseen(&self) {
+        let mut meshes = self.meshes.lock().unwrap_or_else(|e| e.into_inner());
+        meshes.retain(|_, c| std::mem::take(&mut c.seen));
+    }
+
+    /// Number of level shapes held.
     pub(crate) fn len(&self) -> usize {
         self.meshes.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
@@ -152,12 +183,37 @@ mod tests {
             assert!((b - a).cross(c - a).y > 0.0);
         }
         let cache = LevelMeshes::default();
-        let shape = LevelShape::HeightField(&f);
+        let shape = SharedShape::new(f);
         let (k1, m1) = cache.get(&shape).unwrap();
-        let (k2, m2) = cache.get(&LevelShape::HeightField(&f)).unwrap();
+        let (k2, m2) = cache.get(&shape.clone()).unwrap();
         assert_eq!(k1, k2);
         assert!(Arc::ptr_eq(&m1, &m2));
         assert_eq!(m1.triangle_count(), 24);
         assert_eq!(cache.len(), 1);
+    }
+
+    /// An edited heightfield is a new level with its own mesh: the cache holds the shape, so the
+    /// edit copies it (as Rapier's `shape_mut` does); the old level goes once no batch asks for it.
+    #[test]
+    fn an_edited_level_gets_a_new_mesh_and_the_old_one_goes() {
+        let heights = Array2::new(5, 4, vec![0.0; 20]);
+        let mut shape = SharedShape::new(HeightField::new(heights, Vector::new(4.0, 1.0, 3.0)));
+        let cache = LevelMeshes::default();
+        let (k1, m1) = cache.get(&shape).unwrap();
+        assert_eq!(m1.triangle_count(), 24);
+        cache.forget_unseen();
+        // Dig a hole: one cell removed.
+        let f = shape.make_mut().as_heightfield_mut().unwrap();
+        f.set_cell_status(1, 1, parry3d::shape::HeightFieldCellStatus::CELL_REMOVED);
+        let (k2, m2) = cache.get(&shape).unwrap();
+        assert_ne!(k1, k2, "the edit made a new shape");
+        assert_eq!(m2.triangle_count(), 22, "the hole is in the new level's mesh");
+        assert_eq!(cache.len(), 2);
+        cache.forget_unseen();
+        // The next batch asks only for the edited shape: the old level is forgotten.
+        cache.get(&shape).unwrap();
+        cache.forget_unseen();
+        assert_eq!(cache.len(), 1);
+        assert!(cache.known(&LevelShape::of(&*shape).unwrap()).is_some());
     }
 }
