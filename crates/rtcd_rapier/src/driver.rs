@@ -1110,6 +1110,7 @@ impl RtcdDriver {
             (std::mem::take(&mut self.seen_instances), std::mem::take(&mut self.shared_instances));
         seen.clear();
         shared.clear();
+        let mut dynamic_levels = Vec::new();
         for (handle, co) in colliders.iter() {
             if !co.is_enabled() || co.is_sensor() {
                 continue;
@@ -1132,6 +1133,12 @@ impl RtcdDriver {
                 level = Some((key, l));
                 (None, None, first)
             } else {
+                if levels
+                    && rb.is_some_and(|rb| rb.is_dynamic())
+                    && (shape.as_trimesh().is_some() || shape.as_heightfield().is_some())
+                {
+                    dynamic_levels.push(co.shared_shape().clone());
+                }
                 continue;
             };
             // The expression Rapier uses when it moves colliders with their body.
@@ -1189,9 +1196,13 @@ impl RtcdDriver {
                 key: 0,
             });
         }
-        // Levels no collider uses any more (removed, or edited into new shapes) are let go.
+        // Levels no collider uses any more (removed, or edited into new shapes) are let go; a level
+        // shape also on a dynamic body is left to Rapier for this batch.
         if levels {
             self.cache.grounds().forget_unseen_levels();
+            for shape in &dynamic_levels {
+                self.cache.grounds().mark_level_on_dynamic(&**shape);
+            }
         }
         // The batch's pair order ([`pair_order`]) is the entries' order: the arena's, which its
         // iterator follows.

@@ -62,6 +62,13 @@ impl GroundMeshes {
         self.levels.get(shape)
     }
 
+    /// Notes that a level shape is on a dynamic body too this batch (one collider shape shared by
+    /// a fixed and a dynamic body): the dispatcher then leaves that shape's pairs to Rapier, as it
+    /// does every trimesh on a dynamic body, until [`GroundMeshes::forget_unseen_levels`].
+    pub fn mark_level_on_dynamic(&self, shape: &dyn parry3d::shape::Shape) {
+        self.levels.mark_on_dynamic(shape);
+    }
+
     /// Forgets the level meshes that no [`GroundMeshes::level`] asked for since the last call:
     /// the driver calls it after each batch's colliders, so removed or edited levels go.
     pub fn forget_unseen_levels(&self) {

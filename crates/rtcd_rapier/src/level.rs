@@ -108,6 +108,9 @@ struct CachedLevel {
     mesh: Option<Arc<LevelMesh>>,
     _shape: SharedShape,
     seen: bool,
+    /// The same shape is on a dynamic body too (a shared collider shape): the dispatcher, which
+    /// cannot tell the bodies apart, leaves its pairs to Rapier.
+    on_dynamic: bool,
 }
 
 impl std::fmt::Debug for CachedLevel {
@@ -141,23 +144,37 @@ impl LevelMeshes {
             },
             _shape: shape.clone(),
             seen: true,
+            on_dynamic: false,
         });
         cached.seen = true;
         Some((key, cached.mesh.clone()?))
+    }
+
+    /// Notes that `shape`, if it is a cached level, is also on a dynamic body this batch.
+    pub(crate) fn mark_on_dynamic(&self, shape: &dyn Shape) {
+        let Some(level) = LevelShape::of(shape) else { return };
+        let mut meshes = self.meshes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = meshes.get_mut(&level.key()) {
+            c.on_dynamic = true;
+        }
     }
 
     /// The level mesh of `shape` if [`LevelMeshes::get`] built it already.
     pub(crate) fn known(&self, shape: &LevelShape) -> Option<(LevelKey, Arc<LevelMesh>)> {
         let key = shape.key();
         let meshes = self.meshes.lock().unwrap_or_else(|e| e.into_inner());
-        Some((key, meshes.get(&key)?.mesh.clone()?))
+        let cached = meshes.get(&key).filter(|c| !c.on_dynamic)?;
+        Some((key, cached.mesh.clone()?))
     }
 
     /// Forgets the levels that no [`LevelMeshes::get`] asked for since the last call (their
     /// colliders are gone, or their shapes were edited into new ones), and starts the next round.
     pub(crate) fn forget_unseen(&self) {
         let mut meshes = self.meshes.lock().unwrap_or_else(|e| e.into_inner());
-        meshes.retain(|_, c| std::mem::take(&mut c.seen));
+        meshes.retain(|_, c| {
+            c.on_dynamic = false;
+            std::mem::take(&mut c.seen)
+        });
     }
 
     /// Number of level shapes held.
@@ -215,5 +232,24 @@ mod tests {
         cache.forget_unseen();
         assert_eq!(cache.len(), 1);
         assert!(cache.known(&LevelShape::of(&*shape).unwrap()).is_some());
+    }
+
+    /// A level shape that is on a dynamic body too is not known to the dispatcher for that batch.
+    #[test]
+    fn a_level_shape_on_a_dynamic_body_is_left_to_rapier() {
+        let heights = Array2::new(3, 3, vec![0.0; 9]);
+        let shape = SharedShape::new(HeightField::new(heights, Vector::new(2.0, 1.0, 2.0)));
+        let level = || LevelShape::of(&*shape).unwrap();
+        let cache = LevelMeshes::default();
+        cache.get(&shape).unwrap();
+        cache.forget_unseen();
+        cache.get(&shape).unwrap();
+        cache.forget_unseen();
+        cache.mark_on_dynamic(&*shape);
+        assert!(cache.known(&level()).is_none());
+        // The next batch finds it on fixed bodies only.
+        cache.get(&shape).unwrap();
+        cache.forget_unseen();
+        assert!(cache.known(&level()).is_some());
     }
 }
