@@ -53,7 +53,7 @@ pub(crate) fn trace(cx: EdgeRayContext<'_>, rays: &[EdgeRay<'_>]) -> Result<Vec<
     let mut encoder =
         cx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("rtcd:edge_rays") });
     let limits = cx.device.limits();
-    let most = limits.max_buffer_size.min(u64::from(limits.max_storage_buffer_binding_size));
+    let most = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size);
     let biggest =
         rays.len() as u64 * std::mem::size_of::<GpuEdgeTask>().max(std::mem::size_of::<GpuEdgeOut>()) as u64;
     if biggest > most {

@@ -363,7 +363,7 @@ impl GpuNarrowPhase {
         // slot's index travels in the bits above a contact's kind.
         let slot_bytes = std::mem::size_of::<GpuSlot>().max(std::mem::size_of::<GpuPairLink>()) as u64;
         let limits = device.limits();
-        let most = limits.max_buffer_size.min(u64::from(limits.max_storage_buffer_binding_size));
+        let most = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size);
         let needed = u64::from(options.initial_pair_capacity) * slot_bytes;
         if options.initial_pair_capacity > u32::MAX >> CONTACT_KIND_BITS || needed > most {
             return Err(GpuError::TooLarge { buffer: "rtcd:buffer:pair_table", needed, allowed: most });
