@@ -14,7 +14,7 @@
 //! while colliders use it: an edit then copies the shape (Rapier's `shape_mut` and bevy_rapier's
 //! mutable heightfield access copy a shared shape), so the edited level has a new fingerprint and
 //! its own mesh, and no other shape can take the address of one still cached. Levels no batch saw
-//! are forgotten ([`LevelMeshes::forget_unseen`]).
+//! are forgotten (`crate::GroundMeshes::forget_unseen_levels`).
 
 use std::{
     hash::{Hash, Hasher},
