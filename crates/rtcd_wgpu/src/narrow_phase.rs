@@ -118,6 +118,10 @@ pub struct HostPhases {
 /// driver that compiles them then), unless [`GpuOptions::timeout`] is longer.
 const KERNELS_FIRST_RUN: Duration = Duration::from_secs(300);
 
+/// Meshes kept on the device beyond twice those the step's pairs use, before the device's state is
+/// started again ([`GpuNarrowPhase::let_go_of_unused_meshes`]).
+const MESH_SLACK: usize = 64;
+
 /// The motion hits the small read maps back at least (then one and a half times the last step's
 /// count): readback grows with them. A step that finds more has its paths traced again on the
 /// host, exactly as the device traced them.
@@ -335,6 +339,9 @@ pub struct GpuNarrowPhase {
     pending: Option<Pending>,
     failed: Option<BackendError>,
     lost: Option<Arc<AtomicBool>>,
+    /// Meshes on the device past which a step counts the meshes its pairs use
+    /// ([`GpuNarrowPhase::let_go_of_unused_meshes`]).
+    mesh_watermark: usize,
 }
 
 impl GpuNarrowPhase {
@@ -488,6 +495,7 @@ impl GpuNarrowPhase {
             pending: None,
             failed: None,
             lost: None,
+            mesh_watermark: MESH_SLACK,
         })
     }
 
@@ -650,6 +658,7 @@ impl GpuNarrowPhase {
             return Err(BackendError::Device("submit called twice without collect".into()));
         }
         let start = Instant::now();
+        self.let_go_of_unused_meshes(pairs);
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let result = self.encode_and_submit(encoder, pairs, opts);
@@ -665,6 +674,32 @@ impl GpuNarrowPhase {
             (_, Some(e)) => Err(self.fail(BackendError::Device(e.to_string()))),
             (Err(e), None) => Err(self.fail(e)),
         }
+    }
+
+    /// Once the device holds more meshes than [`MESH_SLACK`] beyond twice those this step's pairs
+    /// use (an app that keeps making meshes: edited assets, generated props), starts the device's
+    /// state again: meshes, pair table, kinds and bodies. Every pair of the step is then new and
+    /// traced with the standard tracer once, as in a backend's first step; the meshes no pair
+    /// uses, and the host's copies of them, are let go. The meshes are only counted when the
+    /// device holds more than it did after the last count.
+    fn let_go_of_unused_meshes(&mut self, pairs: &[PairInput]) {
+        if self.meshes.len() <= self.mesh_watermark {
+            return;
+        }
+        let used: rustc_hash::FxHashSet<u64> =
+            pairs.iter().flat_map(|p| [p.mesh1.id(), p.mesh2.id()]).collect();
+        let limit = 2 * used.len() + MESH_SLACK;
+        if self.meshes.len() > limit {
+            self.meshes = MeshStore::new(&self.device);
+            self.table = PairTable::new(&self.device, self.table.capacity());
+            self.kinds = KindTable::new();
+            self.bodies = BodyTable::new();
+            self.binds = BindCache::default();
+            self.last_slots.clear();
+            (self.cur, self.last_total, self.last_read, self.last_motion_hits, self.last_pairs) =
+                (0, 0, 0, 0, 0);
+        }
+        self.mesh_watermark = self.meshes.len().max(limit);
     }
 
     /// Waits (at most [`GpuOptions::timeout`]) for the submitted step and returns its results.

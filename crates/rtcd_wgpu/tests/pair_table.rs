@@ -133,3 +133,44 @@ fn pairs_enter_persist_leave_reenter_and_the_table_grows() {
     used.dedup();
     assert_eq!(used.len(), 48, "every pair has its own slot");
 }
+
+/// An app that keeps making meshes (each step a pair with a mesh never seen before, gone the next
+/// step) does not grow the device's mesh store without bound: past twice the meshes in use plus a
+/// slack, the backend starts its device state again. Through those restarts its results stay the
+/// CPU backend's (both traced with the standard tracer, which keeps no state between steps).
+#[test]
+fn meshes_made_step_after_step_do_not_pile_up_on_the_device() {
+    let d = common::device();
+    let scene = common::Scene::random(4, 5);
+    let refs: Vec<&rtcd::RtcdMesh> = scene.meshes.iter().collect();
+    let params = RtcdParams::from_meshes(&refs);
+    let mut cpu = NarrowPhase::new(params).unwrap();
+    let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+    let (v, i) = rtcd::shapes::icosphere(0.3, 1);
+    let opts = StepOptions { force_standard: true, ..Default::default() };
+    let (mut most, mut restarts, mut last) = (0, 0, 0);
+    for tick in 0..300 {
+        let fresh = rtcd::RtcdMesh::new(format!("fresh {tick}"), &v, &i).unwrap();
+        let mut pairs: Vec<PairInput> = (0..4)
+            .map(|k| {
+                let (m1, m2, _) = scene.pairs[k];
+                PairInput::new(key(k), &scene.meshes[m1], &scene.meshes[m2], scene.pose_at(k, tick, 5))
+            })
+            .collect();
+        let near = rtcd::Pose::new(glam::Vec3::new(0.0, 0.35, 0.0), glam::Quat::IDENTITY);
+        pairs.push(PairInput::new(key(100 + tick), &scene.meshes[0], &fresh, near));
+        let c = cpu.step(&pairs, &opts);
+        let g = gpu.step(&pairs, &opts).unwrap();
+        for (cp, gp) in c.pairs.iter().zip(&g.pairs) {
+            assert_eq!(cp.manifolds, gp.manifolds, "tick {tick} pair {:?}", cp.key);
+        }
+        assert!(c.pairs.iter().any(|p| !p.manifolds.is_empty()), "tick {tick}: the scene has contacts");
+        let n = gpu.mesh_count();
+        restarts += usize::from(n < last);
+        (most, last) = (most.max(n), n);
+    }
+    println!("meshes on the device: at most {most}; {restarts} restarts in 300 steps");
+    // Four meshes at most in use (the scene's three and the fresh one): 2 x 4 + 64 + the step's own.
+    assert!(most <= 2 * 4 + 64 + 4, "{most} meshes held");
+    assert!(restarts >= 3, "{restarts}");
+}
