@@ -387,7 +387,10 @@ fn apply_soft_ccd(
         return;
     }
     let params = *state.driver.params();
-    let mut wanted: HashMap<Entity, f32> = HashMap::default();
+    // In the colliders' order (the bodies' components are inserted in a deterministic order), each
+    // body once.
+    let mut wanted: Vec<(Entity, f32)> = Vec::new();
+    let mut place: HashMap<Entity, usize> = HashMap::default();
     for (e, collider) in &colliders {
         let mut body = e;
         while !bodies.contains(body) {
@@ -405,8 +408,11 @@ fn apply_soft_ccd(
             RtcdColliderState::Ready { mesh } => params.for_pair(mesh, mesh).culling_dist,
             _ => params.culling_dist,
         };
-        let p = wanted.entry(body).or_insert(prediction);
-        *p = p.max(prediction);
+        let k = *place.entry(body).or_insert_with(|| {
+            wanted.push((body, prediction));
+            wanted.len() - 1
+        });
+        wanted[k].1 = wanted[k].1.max(prediction);
     }
     for (body, prediction) in wanted {
         commands.entity(body).insert(SoftCcd { prediction });
