@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the tests and the example need on a fresh Debian bookworm machine:
-# Mesa 25 (lavapipe, Vulkan 1.4) from bookworm-backports, the Vulkan loader, and Xvfb.
+# Installs what the tests and the example need on a fresh Debian bookworm machine: a C compiler
+# and linker (Rust links through `cc`, and some build scripts compile C), Mesa 25 (lavapipe,
+# Vulkan 1.4) from bookworm-backports, the Vulkan loader, and Xvfb.
 # Idempotent: does nothing when everything is there already. Needs root (CI has it).
 set -euo pipefail
 
@@ -11,7 +12,7 @@ have_mesa25() {
     [[ -n "$v" ]] && dpkg --compare-versions "$v" ge 25 && [[ -f /usr/share/vulkan/icd.d/lvp_icd.x86_64.json || -n $(ls /usr/share/vulkan/icd.d/lvp_icd.*.json 2>/dev/null) ]]
 }
 have_mesa25 || need+=(mesa)
-for p in libvulkan1 xvfb xauth pkg-config libudev-dev libxkbcommon-x11-0 libx11-dev; do
+for p in gcc libc6-dev libvulkan1 xvfb xauth pkg-config libudev-dev libxkbcommon-x11-0 libx11-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
 done
 [[ ${#need[@]} -eq 0 ]] && exit 0
@@ -41,4 +42,4 @@ if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.
 fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1
-$SUDO apt-get install -y -qq xvfb xauth pkg-config libudev-dev libxkbcommon-x11-0 libx11-dev
+$SUDO apt-get install -y -qq gcc libc6-dev xvfb xauth pkg-config libudev-dev libxkbcommon-x11-0 libx11-dev
