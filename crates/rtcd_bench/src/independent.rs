@@ -85,6 +85,27 @@ pub struct EndState {
     pub tunnelled: Vec<usize>,
 }
 
+/// A wall's box as it is measured: reaching down to the ground's bottom, and along its length to
+/// the other walls' outer faces. The wall stands on the ground and its ends against the other
+/// walls, so its bottom face and ends are not surfaces of the solid they make together; measured
+/// as they are, a body sunk into a wall near the floor would be only as deep as its height above
+/// the floor.
+fn measured_wall(scene: &Scene, w: &rtcd_scenes::Cuboid) -> (glam::Vec3, glam::Vec3) {
+    let (mut lo, mut hi) = (w.center - w.half_extents, w.center + w.half_extents);
+    lo.y = lo.y.min(scene.ground_center().y - scene.ground_half_extents.y);
+    let (all_lo, all_hi) = scene
+        .walls
+        .iter()
+        .fold((lo, hi), |(l, h), o| (l.min(o.center - o.half_extents), h.max(o.center + o.half_extents)));
+    // Along its longer horizontal axis.
+    if w.half_extents.x >= w.half_extents.z {
+        (lo.x, hi.x) = (all_lo.x, all_hi.x);
+    } else {
+        (lo.z, hi.z) = (all_lo.z, all_hi.z);
+    }
+    (0.5 * (lo + hi), 0.5 * (hi - lo))
+}
+
 impl EndState {
     /// Measures `poses` (one per body, in spawn order) of `scene`; `lost_before` flags the bodies
     /// lost at an earlier step ([`crate::sim::SimRun::lost`]; may be empty).
@@ -98,7 +119,8 @@ impl EndState {
             PlacedMesh::cuboid(scene.ground_half_extents, Pose::from_translation(scene.ground_center())),
         ))
         .chain(scene.walls.iter().enumerate().map(|(k, w)| {
-            (Partner::Wall(k), PlacedMesh::cuboid(w.half_extents, Pose::from_translation(w.center)))
+            let (center, half) = measured_wall(scene, w);
+            (Partner::Wall(k), PlacedMesh::cuboid(half, Pose::from_translation(center)))
         }))
         .collect();
         let mut jobs: Vec<(usize, Partner)> = Vec::new();
@@ -269,6 +291,34 @@ mod tests {
         assert!((sunk.measure.depth() - 0.02).abs() < 1e-4, "{}", sunk.measure.depth());
         assert!(s.max_depth() >= 0.02 - 1e-4 && s.finite());
         assert_eq!(s.rule_counts().0 + s.rule_counts().1, s.pairs.len());
+    }
+
+    /// A body pushed into a wall near the floor is as deep as it went into the wall, not only as
+    /// high as it is above the floor (the wall is measured down into the ground).
+    #[test]
+    fn a_body_in_a_wall_is_measured_to_the_wall_face_it_came_through() {
+        let scene = crate::scene::everyday(4, 1.0, true).unwrap();
+        let wall = scene.walls[0];
+        let inner = if wall.center.x > 0.0 {
+            wall.center.x - wall.half_extents.x
+        } else {
+            wall.center.x + wall.half_extents.x
+        };
+        let into = wall.center.x.signum();
+        // Every body 1 cm above the floor, the first one's far side 0.2 m into the +x/-x wall.
+        let mut poses: Vec<Pose> = (0..4)
+            .map(|i| {
+                let b = scene.meshes[scene.spawns[i].mesh].aabb();
+                Pose::new(Vec3::new(0.0, GROUND_TOP - b.min.y + 0.01, (i as f32 - 1.5) * 1.5), Quat::IDENTITY)
+            })
+            .collect();
+        let b = scene.meshes[scene.spawns[0].mesh].aabb();
+        let far = if into > 0.0 { b.max.x } else { b.min.x };
+        poses[0].translation.x = inner + into * 0.2 - far;
+        let s = EndState::measure(&scene, &poses, 0.005, &[]);
+        let in_wall = s.pairs.iter().find(|p| p.body == 0 && p.partner == Partner::Wall(0)).unwrap();
+        let expected = 0.2f64.min(0.5 * f64::from(b.max.x - b.min.x));
+        assert!(in_wall.measure.depth() > expected - 0.01, "{} vs {expected}", in_wall.measure.depth());
     }
 
     /// A small scene 3 run end to end: every set-up simulated, measured at its end and reported.

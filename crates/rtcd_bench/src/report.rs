@@ -401,7 +401,7 @@ at the end ({:.1} s), INDEPENDENT measure (rtcd_scenes::measure: ray parity by m
     }
     let _ = writeln!(
         t,
-        "  np med: median narrow-phase ms per step over the run, and over the rest phase C ({:.2}-{:.2} s); pen max: the deepest vertex of one body inside another (or the ground, a wall), m and % of the smaller body's bounding diagonal (the largest ratio of any pair); pen sum: every interpenetrating pair's depth, summed; pairs: pairs with a vertex inside or an edge through; vtx in: vertices inside another body; x-edges: crossing edges (both endpoints outside the other body, the segment through it) deeper than the pair's tolerance; shallow: crossing edges within it; tunnel: bodies whose bounding box's centre went below the ground's top by more than their bounding diagonal, or off the floor between the walls, at any step (the side-by-side table's tunnel column above counts a centre below the ground's top at all, which a 1 cm plate resting 5 mm deep does)",
+        "  np med: median narrow-phase ms per step over the run, and over the rest phase C ({:.2}-{:.2} s); pen max: the deepest point of one body inside another (or the ground, a wall: a vertex, or a point of a crossing edge), m and % of the smaller body's bounding diagonal (the largest ratio of any pair); pen sum: every interpenetrating pair's depth, summed; pairs: pairs with a vertex inside or an edge through; vtx in: vertices inside another body; x-edges: crossing edges deeper than the pair's tolerance (both endpoints outside the other body and the segment through it, or right through a part of it thinner than twice the tolerance; or one endpoint inside and the edge deeper than it by more than the tolerance); shallow: crossing edges within it; tunnel: bodies whose bounding box's centre went below the ground's top by more than their bounding diagonal, or off the floor between the walls, at any step (the side-by-side table's tunnel column above counts a centre below the ground's top at all, which a 1 cm plate resting 5 mm deep does)",
         rest.start as f64 / 60.0,
         rest.end as f64 / 60.0
     );
@@ -427,13 +427,13 @@ at the end ({:.1} s), INDEPENDENT measure (rtcd_scenes::measure: ray parity by m
             .filter(|p| p.measure.crossing_edges() > 0)
             .map(|p| {
                 format!(
-                    "{} / {}: {} edges deeper than {:.4} m (deepest {:.4} m), vertex depth {:.4} m",
+                    "{} / {}: {} edges deeper than {:.4} m or right through (deepest {:.4} m), deepest vertex {:.4} m",
                     crate::independent::body_name(&r.scene, p.body),
                     crate::independent::partner_name(&r.scene, p.partner),
                     p.measure.crossing_edges(),
                     p.tol,
                     p.measure.deepest_edge(),
-                    p.measure.depth()
+                    p.measure.a_in_b.max_depth.max(p.measure.b_in_a.max_depth)
                 )
             })
             .collect();

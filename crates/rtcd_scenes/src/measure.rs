@@ -255,10 +255,10 @@ pub fn vertex_penetration(a: &PlacedMesh, b: &PlacedMesh) -> VertexPenetration {
     out
 }
 
-/// The edges of one mesh that cross another with both endpoints outside it.
+/// The edges of one mesh that pass through another.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EdgeCrossings {
-    /// Edges whose deepest point inside is deeper than the tolerance: the count that matters.
+    /// Edges that count ([`crossing_edges`]): deeper than the tolerance, or right through.
     pub edges: usize,
     /// Edges that pass through the other mesh, but no deeper than the tolerance.
     pub shallow: usize,
@@ -266,11 +266,75 @@ pub struct EdgeCrossings {
     pub deepest: f64,
 }
 
-/// The edges of `a` whose two endpoints are outside `b` ([`inside`]) but whose segment passes
-/// through `b`: between consecutive crossings of `b`'s surface ([`segment_crossings`]), a stretch
-/// whose midpoint is inside `b` is inside, and the distance from that midpoint to `b`'s surface is
-/// how deep the edge goes there. An edge counts in [`EdgeCrossings::edges`] when its deepest such
-/// midpoint is deeper than `tol`, in [`EdgeCrossings::shallow`] otherwise.
+/// The largest distance from `b`'s surface of a point of segment `p`-`q` between parameters `t0`
+/// and `t1` (a stretch inside `b`): sampled at nine points, then refined by golden-section
+/// search around the best sample (the distance to a surface along a line has one peak between two
+/// crossings of a convex part, and the samples find the highest of several otherwise).
+fn deepest_on_stretch(p: DVec3, q: DVec3, t0: f64, t1: f64, b: &PlacedMesh) -> f64 {
+    let at = |t: f64| p + (q - p) * t;
+    let depth = |t: f64| distance_to_surface(at(t), b);
+    const SAMPLES: usize = 9;
+    let step = (t1 - t0) / (SAMPLES + 1) as f64;
+    let (mut best_t, mut best) = (0.5 * (t0 + t1), depth(0.5 * (t0 + t1)));
+    for k in 1..=SAMPLES {
+        let t = t0 + step * k as f64;
+        let d = depth(t);
+        if d > best {
+            (best_t, best) = (t, d);
+        }
+    }
+    let (mut lo, mut hi) = ((best_t - step).max(t0), (best_t + step).min(t1));
+    let g = 0.5 * (5f64.sqrt() - 1.0);
+    for _ in 0..24 {
+        let (x1, x2) = (hi - g * (hi - lo), lo + g * (hi - lo));
+        if depth(x1) < depth(x2) {
+            lo = x1;
+        } else {
+            hi = x2;
+        }
+    }
+    depth(0.5 * (lo + hi)).max(best)
+}
+
+/// The unit normal (either way) of the triangle of `b` nearest `point`.
+fn face_normal_near(point: DVec3, b: &PlacedMesh) -> Option<DVec3> {
+    b.triangles
+        .iter()
+        .map(|t| {
+            let [x, y, z] = t.map(|i| b.positions[i as usize]);
+            (closest_point_on_triangle(point, x, y, z).distance_squared(point), (y - x).cross(z - x))
+        })
+        .min_by(|u, v| u.0.total_cmp(&v.0))
+        .and_then(|(_, n)| (n.length() > 0.0).then(|| n.normalize()))
+}
+
+/// Whether segment `p`-`q`, inside `b` from parameter `t0` to `t1`, goes right through a part of
+/// `b` (a plate or a wire pierced): it enters and leaves through parallel faces, and the middle of
+/// that chord is at least a quarter of the chord's length from `b`'s surface, so the faces it
+/// crossed are the nearest ones (a plate pierced at up to 60° from its normal). An edge sunk a
+/// little along under a face and out through two parallel sides is not through: its chord is long
+/// and the face above its middle near.
+fn runs_through(p: DVec3, q: DVec3, t0: f64, t1: f64, b: &PlacedMesh) -> bool {
+    let (entry, exit) = (p + (q - p) * t0, p + (q - p) * t1);
+    let parallel =
+        face_normal_near(entry, b).zip(face_normal_near(exit, b)).is_some_and(|(m, n)| m.dot(n).abs() > 0.9);
+    let chord = entry.distance(exit);
+    parallel && chord > 0.0 && distance_to_surface(0.5 * (entry + exit), b) >= 0.25 * chord
+}
+
+/// The edges of `a` that pass through `b`. Along each edge, between consecutive crossings of `b`'s
+/// surface ([`segment_crossings`]), a stretch whose midpoint is inside `b` is inside; its deepest
+/// point ([`deepest_on_stretch`]) says how deep the edge goes there. An edge counts in
+/// [`EdgeCrossings::edges`] when
+/// - both its endpoints are outside `b`, and a stretch goes deeper than `tol`, or right through
+///   a part of `b` ([`runs_through`]: a plate or a wire thinner than twice the tolerance pierced
+///   by the edge, which no depth could show);
+/// - or one endpoint is inside `b`, and the stretch from it goes deeper than `tol` beyond that
+///   endpoint's own depth (an edge that sinks farther than its vertex, which the vertex's depth
+///   does not show).
+///
+/// Edges with both endpoints outside whose stretches stay within `tol` count in
+/// [`EdgeCrossings::shallow`]. Edges with both endpoints inside are the vertices' to show.
 pub fn crossing_edges(a: &PlacedMesh, b: &PlacedMesh, tol: f64) -> EdgeCrossings {
     let mut out = EdgeCrossings::default();
     if !a.boxes_overlap(b, 0.0) {
@@ -279,21 +343,42 @@ pub fn crossing_edges(a: &PlacedMesh, b: &PlacedMesh, tol: f64) -> EdgeCrossings
     for &[i, j] in &a.edges {
         let (p, q) = (a.positions[i as usize], a.positions[j as usize]);
         let ts = segment_crossings(p, q, b);
-        if ts.is_empty() || inside(p, b) || inside(q, b) {
+        if ts.is_empty() {
             continue;
         }
-        let deepest = ts
-            .windows(2)
-            .filter_map(|w| {
-                let mid = p + (q - p) * (0.5 * (w[0] + w[1]));
-                inside(mid, b).then(|| distance_to_surface(mid, b))
-            })
-            .fold(0.0, f64::max);
+        let (p_in, q_in) = (inside(p, b), inside(q, b));
+        if p_in && q_in {
+            continue;
+        }
+        let mut bounds = Vec::with_capacity(ts.len() + 2);
+        bounds.push(0.0);
+        bounds.extend_from_slice(&ts);
+        bounds.push(1.0);
+        let (mut deepest, mut through, mut beyond_vertex) = (0.0f64, false, false);
+        for (k, w) in bounds.windows(2).enumerate() {
+            let from_end = (k == 0 && p_in) || (k + 2 == bounds.len() && q_in);
+            if w[1] - w[0] <= 0.0 {
+                continue;
+            }
+            let mid = p + (q - p) * (0.5 * (w[0] + w[1]));
+            if !from_end && !inside(mid, b) {
+                continue;
+            }
+            let d = deepest_on_stretch(p, q, w[0], w[1], b);
+            deepest = deepest.max(d);
+            if from_end {
+                let end = if k == 0 { p } else { q };
+                beyond_vertex |= d - distance_to_surface(end, b) > tol;
+            } else {
+                through |= runs_through(p, q, w[0], w[1], b);
+            }
+        }
         if deepest > 0.0 {
             out.deepest = out.deepest.max(deepest);
-            if deepest > tol {
+            let counts = if p_in || q_in { beyond_vertex } else { deepest > tol || through };
+            if counts {
                 out.edges += 1;
-            } else {
+            } else if !(p_in || q_in) {
                 out.shallow += 1;
             }
         }
@@ -315,9 +400,10 @@ pub struct PairMeasure {
 }
 
 impl PairMeasure {
-    /// The pair's penetration depth: its deepest vertex, either way (m).
+    /// The pair's penetration depth: its deepest vertex or deepest point of a crossing edge,
+    /// either way (m).
     pub fn depth(&self) -> f64 {
-        self.a_in_b.max_depth.max(self.b_in_a.max_depth)
+        self.a_in_b.max_depth.max(self.b_in_a.max_depth).max(self.deepest_edge())
     }
 
     /// Vertices inside, both ways.
@@ -467,7 +553,7 @@ mod tests {
         let above = cube(0.5, Vec3::new(0.0, 2.0 * h - 0.1, 0.0), Quat::from_rotation_x(FRAC_PI_4));
         let m = measure_pair(&above, &below, 0.01);
         assert_eq!(m.vertices_inside(), 0);
-        assert_eq!(m.depth(), 0.0);
+        assert!((m.depth() - 0.1 / 2f64.sqrt()).abs() < 1e-5, "the edges' depth: {}", m.depth());
         assert_eq!((m.edges_of_a.edges, m.edges_of_b.edges), (1, 1), "{m:?}");
         assert!((m.deepest_edge() - 0.1 / 2f64.sqrt()).abs() < 1e-5, "{}", m.deepest_edge());
         // Deeper than the tolerance only.
@@ -523,5 +609,59 @@ mod tests {
         assert!((m.depth() - 0.3).abs() < 1e-6, "{}", m.depth());
         assert!((m.a_in_b.sum_depth - 2.0).abs() < 1e-6, "{}", m.a_in_b.sum_depth);
         assert_eq!((m.crossing_edges(), m.shallow_edges()), (0, 0));
+    }
+
+    /// A 1 cm plate slicing a crate: no vertex of either is inside the other, and no edge goes
+    /// deeper than the plate's half thickness, under the tolerance; the crate's edges pierce the
+    /// plate, and count.
+    #[test]
+    fn edges_through_a_thin_plate_count_whatever_their_depth() {
+        let plate = PlacedMesh::cuboid(Vec3::new(0.5, 0.005, 0.5), Pose::IDENTITY);
+        let crate_ = cube(0.25, Vec3::new(0.245, 0.0, -0.245), Quat::IDENTITY);
+        let tol = 0.01 * crate_.diagonal();
+        let m = measure_pair(&crate_, &plate, tol);
+        // Three of the upright edges and face diagonals count; the fourth upright edge, 5 mm from
+        // the plate's corner, is as near its rim as its faces, and is left as shallow.
+        assert!(m.edges_of_a.edges >= 3, "the crate's edges pierce the plate: {m:?}");
+        assert!(m.deepest_edge() <= 0.005 + 1e-9);
+        // A plate lying 2 mm into a crate's top: its edges run under the crate's top, not through.
+        let on_top = PlacedMesh::cuboid(
+            Vec3::new(0.5, 0.005, 0.5),
+            Pose::from_translation(Vec3::new(0.0, 0.253, 0.0)),
+        );
+        let m = measure_pair(&on_top, &cube(0.25, Vec3::ZERO, Quat::IDENTITY), 0.005);
+        assert_eq!(m.crossing_edges(), 0, "{m:?}");
+    }
+
+    /// A bar whose end is a little inside a crate, its long edges deeper inside than that end:
+    /// the edges count, beyond the end vertex's own depth.
+    #[test]
+    fn an_edge_deeper_than_its_inside_end_counts() {
+        let b = cube(0.25, Vec3::ZERO, Quat::IDENTITY);
+        let angle = 30f32.to_radians();
+        let dir = Vec3::new(angle.cos(), angle.sin(), 0.0);
+        let end = Vec3::new(0.05, 0.23, 0.0);
+        let bar = PlacedMesh::cuboid(
+            Vec3::new(0.5, 0.01, 0.01),
+            Pose::new(end - dir * 0.5, Quat::from_rotation_z(angle)),
+        );
+        let m = measure_pair(&bar, &b, 0.01);
+        assert!(m.a_in_b.inside > 0);
+        assert!(m.edges_of_a.edges > 0, "{m:?}");
+        assert!(m.deepest_edge() > m.a_in_b.max_depth + 0.01, "{m:?}");
+    }
+
+    /// The deepest point of a stretch is searched for, not taken at its middle: a segment entering
+    /// a cube's top and leaving its side is deepest near its exit.
+    #[test]
+    fn a_stretch_is_measured_at_its_deepest() {
+        let b = cube(0.5, Vec3::ZERO, Quat::IDENTITY);
+        let (p, q) = (DVec3::new(0.06, 0.502, 0.0), DVec3::new(0.54, 0.478, 0.0));
+        let ts = segment_crossings(p, q, &b);
+        assert_eq!(ts.len(), 2);
+        let mid = p + (q - p) * (0.5 * (ts[0] + ts[1]));
+        let d = deepest_on_stretch(p, q, ts[0], ts[1], &b);
+        assert!(distance_to_surface(mid, &b) < 0.011);
+        assert!(d > 0.0189, "{d}");
     }
 }
