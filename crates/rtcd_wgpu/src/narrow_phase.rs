@@ -118,6 +118,10 @@ pub struct HostPhases {
 /// driver that compiles them then), unless [`GpuOptions::timeout`] is longer.
 const KERNELS_FIRST_RUN: Duration = Duration::from_secs(300);
 
+/// The most motion paths a step leaves to the device (an upper bound: every vertex of a pair's
+/// two meshes); the device counts, scans and dispatches them in 32 bits.
+const MAX_DEVICE_MOTION_PATHS: u64 = (u32::MAX / 4) as u64;
+
 /// Meshes kept on the device beyond twice those the step's pairs use, before the device's state is
 /// started again ([`GpuNarrowPhase::let_go_of_unused_meshes`]).
 const MESH_SLACK: usize = 64;
@@ -979,6 +983,7 @@ impl GpuNarrowPhase {
         let mut entries = 0u64;
         let mut edge_entries = 0u64;
         let motion_on = base.motion_rays && base.prediction;
+        let mut motion_paths = 0u64;
         for (s, plan) in slotted.iter().zip(plans) {
             let p = &pairs[s.input_index];
             let a = s.a;
@@ -1012,8 +1017,16 @@ impl GpuNarrowPhase {
             // The device traces the pair's motion paths from its slot's last pose, where that is the
             // pair's previous one; the host traces those of the others.
             let previous = p.previous.filter(|q| q.is_valid());
-            let device_motion =
-                motion_on && !plan.quiet && !a.new && previous.is_some() && previous == m.last_pose;
+            // At most every vertex of both meshes is a path: past `MAX_DEVICE_MOTION_PATHS` in a
+            // step (the device counts and scans the paths in 32 bits), the host traces the rest.
+            let paths = (p.mesh1.positions().len() + p.mesh2.positions().len()) as u64;
+            let device_motion = motion_on
+                && !plan.quiet
+                && !a.new
+                && previous.is_some()
+                && previous == m.last_pose
+                && motion_paths + paths <= MAX_DEVICE_MOTION_PATHS;
+            motion_paths += if device_motion { paths } else { 0 };
             m.last_pose = Some(p.pos12);
             let flags = PAIR_PRESENT
                 | if plan.standard { PAIR_STANDARD } else { 0 }
