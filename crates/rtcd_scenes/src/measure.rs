@@ -324,10 +324,10 @@ fn runs_through(p: DVec3, q: DVec3, t0: f64, t1: f64, b: &PlacedMesh) -> bool {
 
 /// The edges of `a` that pass through `b`. Along each edge, between consecutive crossings of `b`'s
 /// surface ([`segment_crossings`]), a stretch whose midpoint is inside `b` is inside; its deepest
-/// point ([`deepest_on_stretch`]) says how deep the edge goes there. An edge counts in
+/// point (`deepest_on_stretch`) says how deep the edge goes there. An edge counts in
 /// [`EdgeCrossings::edges`] when
 /// - both its endpoints are outside `b`, and a stretch goes deeper than `tol`, or right through
-///   a part of `b` ([`runs_through`]: a plate or a wire thinner than twice the tolerance pierced
+///   a part of `b` (`runs_through`: a plate or a wire thinner than twice the tolerance pierced
 ///   by the edge, which no depth could show);
 /// - or one endpoint is inside `b`, and the stretch from it goes deeper than `tol` beyond that
 ///   endpoint's own depth (an edge that sinks farther than its vertex, which the vertex's depth
