@@ -169,7 +169,7 @@ pub(crate) fn refresh_colliders(
     mut commands: Commands,
     mut cache: ResMut<RtcdMeshCache>,
     mut events: Option<MessageReader<AssetEvent<Mesh>>>,
-    changed: Query<(Entity, Ref<RtcdCollider>), With<RtcdColliderState>>,
+    changed: Query<(Entity, Ref<RtcdCollider>), (With<RtcdColliderState>, Changed<RtcdCollider>)>,
     built: Query<(Entity, &RtcdCollider), With<RtcdColliderState>>,
     mut removed: RemovedComponents<RtcdCollider>,
     still: Query<(), With<RtcdCollider>>,
@@ -180,7 +180,7 @@ pub(crate) fn refresh_colliders(
         }
     };
     for (e, c) in &changed {
-        if c.is_changed() && !c.is_added() {
+        if !c.is_added() {
             unbuild(&mut commands, e);
         }
     }
@@ -391,15 +391,14 @@ pub(crate) fn build_colliders(
                     let indices: Vec<u32> = mesh.triangles().iter().flatten().copied().collect();
                     let o = if scale == Vec3::ONE {
                         prepared(mesh.clone(), mesh.positions(), &indices)
-                    } else if mesh.cuboid_half_extents().is_some()
-                        && let Ok(scaled) = mesh.scaled(mesh.name(), scale)
-                        && scaled.cuboid_half_extents().is_some()
-                    {
-                        // An exact box scaled is the exact box of the scaled extents.
-                        let (p, i) = rtcd::mesh::scaled_mesh_data(mesh.positions(), &indices, scale);
-                        prepared(Arc::new(scaled), &p, &i)
                     } else {
-                        outcome(mesh.name().to_owned(), mesh.positions(), &indices, scale)
+                        // `RtcdMesh::scaled`: an exact box stays one, a mirroring scale faces out.
+                        let (p, i) = rtcd::mesh::scaled_mesh_data(mesh.positions(), &indices, scale);
+                        match mesh.scaled(mesh.name(), scale) {
+                            Ok(scaled) => prepared(Arc::new(scaled), &p, &i),
+                            Err(e) if may_fall_back(&e) => fallback(&p, &i, e.to_string()),
+                            Err(e) => Outcome::Failed(e.to_string()),
+                        }
                     };
                     cache.rtcd.insert(key, o.clone());
                     (o, true)
