@@ -8,13 +8,13 @@
 // them with its record counts), and the step counts its prediction records: the host no longer sees
 // the records it does not read back. They are counted before the outputs' bounds, so a step whose
 // outputs overflow counts them all (a second compaction's counts are not read).
-#import rtcd::types::{EntryHit, Record, ContactOut, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, CONTACT_KIND_BITS, ENTRY_RECORD_ONLY, RAY_EDGE, COUNT_PREDICTION_RECORDS}
+#import rtcd::types::{EntryHit, Record, ContactOut, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, CONTACT_KIND_BITS, ENTRY_RECORD_ONLY, RAY_EDGE, COUNT_PREDICTION_RECORDS, COUNTERS}
 #import rtcd::edge_geometry::vertex_degree
 #import rtcd::math::linear_index
 #import rtcd::pairs::{pairs, params, find_pair, from_mesh}
 
 @group(0) @binding(7) var<storage, read> entries: array<EntryHit>;
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, COUNTERS>;
 @group(0) @binding(9) var<storage, read> offsets: array<u32>;
 @group(0) @binding(10) var<storage, read_write> next_records: array<Record>;
 @group(0) @binding(11) var<storage, read_write> contacts: array<ContactOut>;

@@ -10,7 +10,7 @@
 //   records not in contact), each once: by the lower of its ends that is such a record, and then its
 //   edge records that no such record reaches; an edge with an end in contact is left to that end's
 //   vertex ray.
-#import rtcd::types::{EntryHit, Slot, Record, EdgeJob, NONE, PAIR_STANDARD, RECORD_PREDICTION, OUTCOME_NONE, RAY_EDGE, COUNT_EDGE_RAYS}
+#import rtcd::types::{EntryHit, Slot, Record, EdgeJob, NONE, PAIR_STANDARD, RECORD_PREDICTION, OUTCOME_NONE, RAY_EDGE, COUNT_EDGE_RAYS, COUNTERS}
 #import rtcd::math::{linear_index, inverse_q, inverse_t, Box, box_transformed}
 #import rtcd::geometry::corner
 #import rtcd::edge_geometry::{edge_of, vertex_edge_range, vertex_edge_list}
@@ -19,7 +19,7 @@
 @group(0) @binding(5) var<storage, read> slots: array<Slot>;
 @group(0) @binding(6) var<storage, read> prev_records: array<Record>;
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, COUNTERS>;
 // Last step's records' edges at prediction records (compact.wgsl), scanned at the start of the
 // step (exclusive).
 @group(0) @binding(22) var<storage, read> rec_edges: array<u32>;
@@ -136,7 +136,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
             if (k != NONE) {
                 // At most one job per edge entry: the jobs buffer holds the step's edge entries.
                 let j = atomicAdd(&counters[COUNT_EDGE_RAYS], 1u);
-                jobs[j] = EdgeJob(i, k, e.pair, dir);
+                // Beyond it only if the device's records disagreed with the host's plan, which the
+                // host then reports (the laid-out count differs): nothing is written past the end.
+                if (j < arrayLength(&jobs)) {
+                    jobs[j] = EdgeJob(i, k, e.pair, dir);
+                }
             }
         }
     }

@@ -6,7 +6,7 @@
 // traces the edge again to make its contact. An edge that does not cross is kept as a record only
 // (ENTRY_RECORD_ONLY) when prediction is on, it lies within the rays' reach of the other mesh's box,
 // and it is long and sharp (rtcd::RtcdMesh::predicting_edges) or the direction kept no vertex record.
-#import rtcd::types::{EntryHit, Slot, EdgeJob, OUTCOME_CONTACT, OUTCOME_PREDICTION, RAY_EDGE, ENTRY_RECORD_ONLY, COUNT_EDGE_RAYS, EDGE_CROSSING}
+#import rtcd::types::{EntryHit, Slot, EdgeJob, OUTCOME_CONTACT, OUTCOME_PREDICTION, RAY_EDGE, ENTRY_RECORD_ONLY, COUNT_EDGE_RAYS, EDGE_CROSSING, COUNTERS}
 #import rtcd::math::{transform_point, linear_index, Box}
 #import rtcd::geometry::corner
 #import rtcd::edge_geometry::edge_of
@@ -15,7 +15,7 @@
 
 @group(0) @binding(5) var<storage, read> slots: array<Slot>;
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, COUNTERS>;
 @group(0) @binding(23) var<storage, read> jobs: array<EdgeJob>;
 
 @compute @workgroup_size(64)

@@ -8,13 +8,13 @@
 // motion_hits for the host, which makes the contact
 // (rtcd::detect::motion_path_contact, its tunnels kept on the host). The paths traced are counted,
 // and each slot marks whether it traced one. Brute force, or the stackless BVH with the TRACER_BVH shader def.
-#import rtcd::types::{NONE, MotionPlan, MotionHit, COUNT_MOTION_HITS, COUNT_MOTION_PATHS}
+#import rtcd::types::{NONE, MotionPlan, MotionHit, COUNT_MOTION_HITS, COUNT_MOTION_PATHS, COUNTERS}
 #import rtcd::math::{transform_point, linear_index}
 #import rtcd::geometry::vertex_of
 #import rtcd::pairs::{pairs, params, from_mesh, to_mesh, from_to_q, from_to_t}
 #import rtcd::edges::forward
 
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, COUNTERS>;
 // Each slot's first path (the exclusive scan of pair_assemble.wgsl's counts); the last element
 // (at pair_count) holds the total.
 @group(0) @binding(31) var<storage, read> motion_scan: array<u32>;

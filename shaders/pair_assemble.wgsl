@@ -2,7 +2,7 @@
 // from what the device keeps and the host uploaded this step. The relative pose is made of the two
 // bodies' world poses (rtcd::Pose::inv_mul); the inverse pose and the vertex candidate regions
 // (Hermann 2008 §3.2 with the 2014 extension, rtcd::detect::vertex_candidate_region) are derived from
-// it and the boxes of the pair's kind, with the host's operations; the flags come from the 4 bits the
+// it and the boxes of the pair's kind, with the host's operations; the flags come from the 5 bits the
 // host uploads for each slot (the tracer it decided by IRTCD 2013 Eq. 2, the separation test); the
 // entries from the flags, the kind's meshes and the slot's record counts. Writes each slot's entry
 // count for the scan that lays the pairs out (the extra last element is 0, so the scan ends with the

@@ -50,6 +50,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
     if (st.entries_a + st.entries_b + st.edges_a + st.edges_b > 0u) {
         let at = SLOT_COUNTS * reporting[p];
+        // The host sized the reports from its plan; a disagreement is reported by the laid-out
+        // count, and nothing is written past the end.
+        if (at + SLOT_COUNTS > arrayLength(&reported)) {
+            return;
+        }
         reported[at] = b - a;
         reported[at + 1u] = c - b;
         reported[at + 2u] = d - c;

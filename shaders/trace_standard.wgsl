@@ -3,7 +3,7 @@
 // (brute force, or the stackless BVH with the TRACER_BVH shader def), Hermann validity and
 // prediction culling; against a box, the exact contact of one of its faces instead of a ray. Writes one
 // EntryHit per entry. Mirror of standard_direction in crates/rtcd/src/detect/pair.rs.
-#import rtcd::types::{EntryHit, NONE, PAIR_STANDARD, OUTCOME_NONE, OUTCOME_CONTACT, OUTCOME_PREDICTION, OUTCOME_REJECTED, RAY_STANDARD, COUNT_STANDARD_RAYS, REACH_CLOSED}
+#import rtcd::types::{EntryHit, NONE, PAIR_STANDARD, OUTCOME_NONE, OUTCOME_CONTACT, OUTCOME_PREDICTION, OUTCOME_REJECTED, RAY_STANDARD, COUNT_STANDARD_RAYS, REACH_CLOSED, COUNTERS}
 #import rtcd::math::{quat_rotate, transform_point, linear_index}
 #import rtcd::geometry::{vertex_of, triangle_of, bvh_nodes}
 #import rtcd::types::MeshRef
@@ -15,7 +15,7 @@
 #import rtcd::cuboid::{box_half_extents, box_vertex_face, box_outcome}
 
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, COUNTERS>;
 
 var<workgroup> traced: atomic<u32>;
 

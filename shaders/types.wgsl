@@ -32,7 +32,7 @@ const RAY_EDGE: u32 = 3u;
 // does not meet a box's face within culling_dist, shaders/cuboid.wgsl).
 const ENTRY_RECORD_ONLY: u32 = 32u;
 
-// Pair.flags (the 4 bits uploaded for each pair-table slot, 8 slots a word)
+// Pair.flags (the PAIR_FLAG_BITS bits uploaded for each pair-table slot, 32 / PAIR_FLAG_BITS slots a word)
 const PAIR_STANDARD: u32 = 1u;
 const PAIR_NEW: u32 = 2u;
 // In this step's pairs (a slot without it is free or its pair is not in the step: no entries).

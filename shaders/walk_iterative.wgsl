@@ -3,7 +3,7 @@
 // its triangle (IRTCD 2013 Alg. 1 with the 2014 prediction lines), then Hermann validity and
 // prediction culling; against a box, the exact contact of one of its faces instead of a walk. Mirror of
 // iterative_direction in crates/rtcd/src/detect/pair.rs.
-#import rtcd::types::{EntryHit, Slot, Record, NONE, PAIR_STANDARD, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, OUTCOME_REJECTED, RAY_ITERATIVE, RAY_PREDICTIVE, COUNT_ITERATIVE_RAYS, COUNT_PREDICTIVE_RAYS, COUNT_ITERATIVE_HITS, COUNT_WALK_STEPS}
+#import rtcd::types::{EntryHit, Slot, Record, NONE, PAIR_STANDARD, RECORD_PREDICTION, OUTCOME_CONTACT, OUTCOME_PREDICTION, OUTCOME_REJECTED, RAY_ITERATIVE, RAY_PREDICTIVE, COUNT_ITERATIVE_RAYS, COUNT_PREDICTIVE_RAYS, COUNT_ITERATIVE_HITS, COUNT_WALK_STEPS, COUNTERS}
 #import rtcd::math::{quat_rotate, transform_point, linear_index}
 #import rtcd::geometry::{vertex_of, triangle_of}
 #import rtcd::pairs::{pairs, params, entry_ref, from_mesh, to_mesh, from_to_q, from_to_t, reach_flags}
@@ -14,7 +14,7 @@
 @group(0) @binding(5) var<storage, read> slots: array<Slot>;
 @group(0) @binding(6) var<storage, read> prev_records: array<Record>;
 @group(0) @binding(7) var<storage, read_write> entries: array<EntryHit>;
-@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, 10>;
+@group(0) @binding(8) var<storage, read_write> counters: array<atomic<u32>, COUNTERS>;
 
 var<workgroup> wg_iterative: atomic<u32>;
 var<workgroup> wg_predictive: atomic<u32>;

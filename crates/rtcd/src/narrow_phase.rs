@@ -711,7 +711,7 @@ impl NarrowPhase {
             let params = params.for_pair(p.mesh1, p.mesh2);
             let standard = takes_standard_step(p, &slot.state, &params, opts);
             if is_quiet_step(&slot.state, standard, opts) {
-                slot.state.steps_since_standard += 1;
+                slot.state.steps_since_standard = slot.state.steps_since_standard.saturating_add(1);
                 return None;
             }
             // Each worker thread's buffers, kept from step to step (detect_pair runs no

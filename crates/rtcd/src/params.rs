@@ -186,6 +186,10 @@ impl RtcdParams {
         Self::from_triangle_size(if n == 0 { 0.1 } else { (sum / n as f64) as f32 })
     }
 
+    /// The largest ratio of `distance_extension` and of `culling_dist` to `displacement_threshold`
+    /// that [`RtcdParams::validate`] accepts.
+    pub const MAX_LENGTH_RATIO: f32 = 1e6;
+
     /// The largest `max_it` [`RtcdParams::validate`] accepts (and [`RtcdParams::max_it_for`] gives).
     pub const MAX_IT_LIMIT: u32 = 1 << 16;
 
@@ -222,6 +226,18 @@ impl RtcdParams {
                 value: self.distance_extension,
                 reason: "must be greater than displacement_threshold (2014 §3.1)",
             });
+        }
+        // Each pair's lengths are its mean edge times these ratios: bounded, so that they stay finite.
+        for (name, value) in
+            [("distance_extension", self.distance_extension), ("culling_dist", self.culling_dist)]
+        {
+            if value / self.displacement_threshold > Self::MAX_LENGTH_RATIO {
+                return Err(ParamsError {
+                    name,
+                    value,
+                    reason: "must be at most 1e6 times displacement_threshold (each pair's is its mean edge times that ratio)",
+                });
+            }
         }
         if !(self.manifold_angle.is_finite() && (0.0..std::f32::consts::PI).contains(&self.manifold_angle)) {
             return Err(ParamsError {
@@ -297,5 +313,13 @@ mod tests {
         // A subnormal threshold would make each pair's lengths infinite.
         p = RtcdParams { displacement_threshold: 1e-40, ..RtcdParams::from_triangle_size(0.1) };
         assert_eq!(p.validate().unwrap_err().name, "displacement_threshold");
+        // Normal lengths whose ratio would make a pair's extension infinite.
+        let base = RtcdParams::from_triangle_size(0.1);
+        p = RtcdParams { displacement_threshold: 1e-30, distance_extension: 1e10, ..base };
+        assert_eq!(p.validate().unwrap_err().name, "distance_extension");
+        p = RtcdParams { displacement_threshold: 1e-6, distance_extension: 0.5, culling_dist: 1e3, ..base };
+        assert_eq!(p.validate().unwrap_err().name, "culling_dist");
+        p.culling_dist = 0.5;
+        p.validate().unwrap();
     }
 }

@@ -65,8 +65,19 @@ fn variants(base: RtcdParams) -> Vec<RtcdParams> {
 
 #[test]
 fn the_box_mesh_has_its_faces_in_order_and_one_leaf() {
-    let b = RtcdMesh::cuboid("box", Vec3::new(2.0, 0.5, 1.0)).unwrap();
-    assert_eq!(b.cuboid_half_extents(), Some(Vec3::new(2.0, 0.5, 1.0)));
+    // Negative extents give the same box, its faces in the same order (they were mirrored: with
+    // two of them the faces kept their ids on the opposite sides).
+    for half in [Vec3::new(2.0, 0.5, 1.0), Vec3::new(-2.0, -0.5, 1.0), Vec3::new(-2.0, 0.5, 1.0)] {
+        let b = RtcdMesh::cuboid("box", half).unwrap();
+        assert_eq!(b.cuboid_half_extents(), Some(Vec3::new(2.0, 0.5, 1.0)), "{half}");
+        box_faces_in_order(&b);
+    }
+    // An ordinary mesh is not a box; nor is a box too thin to keep its eight corners.
+    let (v, i) = shapes::cuboid(Vec3::ONE);
+    assert_eq!(RtcdMesh::new("mesh", &v, &i).unwrap().cuboid_half_extents(), None);
+}
+
+fn box_faces_in_order(b: &RtcdMesh) {
     assert_eq!(b.bvh().len(), 1);
     assert!(b.is_closed());
     for face in 0..6u32 {
@@ -80,9 +91,6 @@ fn the_box_mesh_has_its_faces_in_order_and_one_leaf() {
         let p = n * (Vec3::new(2.0, 0.5, 1.0) - 0.01);
         assert_eq!(nearest_box_face(Vec3::new(2.0, 0.5, 1.0), p).face, face);
     }
-    // An ordinary mesh is not a box; nor is a box too thin to keep its eight corners.
-    let (v, i) = shapes::cuboid(Vec3::ONE);
-    assert_eq!(RtcdMesh::new("mesh", &v, &i).unwrap().cuboid_half_extents(), None);
 }
 
 /// A plate 2 mm thick sunk 0.2 m into the ground box: each of its eight vertices is deeper than the

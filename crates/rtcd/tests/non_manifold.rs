@@ -530,3 +530,49 @@ fn random_voxel_sets_become_closed_manifolds() {
     println!("40 random voxel sets: {split_edges} non-manifold edges split, {split_vertices} vertex copies");
     assert!(split_edges > 40 && split_vertices > 40);
 }
+
+/// Where a ray from `o` along `d` leaves the axis-aligned box `(min, max)` it enters first: the box
+/// holding the ray's first millimetre, by slab intersections (no rtcd code).
+fn exit_from_boxes(o: Vec3, d: Vec3, boxes: &[(Vec3, Vec3)]) -> f32 {
+    let p = o + d * 1e-3;
+    let (lo, hi) = *boxes
+        .iter()
+        .find(|(lo, hi)| (p.cmpge(*lo) & p.cmple(*hi)).all())
+        .expect("the ray starts into a box");
+    (0..3)
+        .map(|k| match d[k] {
+            x if x > 0.0 => (hi[k] - o[k]) / x,
+            x if x < 0.0 => (lo[k] - o[k]) / x,
+            _ => f32::INFINITY,
+        })
+        .fold(f32::INFINITY, f32::min)
+}
+
+/// A box standing on another's face, as one mesh (stacked props, a level piece): the corners of the
+/// small box lie on the big box's top face. Every vertex's inward ray gets the thickness of its box
+/// along it, measured by slabs (a ray that met the face it starts on ended there, at 0: no
+/// thickness, and the body's thinnest fell back to its whole diagonal).
+#[test]
+fn a_box_standing_on_a_box_keeps_its_thickness() {
+    let (big, small) = (
+        (Vec3::new(-1.0, -1.0, -1.0), Vec3::new(1.0, 0.0, 1.0)),
+        (Vec3::new(0.1, 0.0, -0.3), Vec3::new(0.5, 0.4, 0.1)),
+    );
+    let part = |(lo, hi): (Vec3, Vec3)| {
+        shapes::transformed(shapes::cuboid((hi - lo) * 0.5), Quat::IDENTITY, (hi + lo) * 0.5)
+    };
+    let (v, i) = concat(&[part(big), part(small)]);
+    let m = RtcdMesh::new("stacked", &v, &i).unwrap();
+    assert_eq!(m.positions().len(), 16, "the two boxes stay apart (no vertex welded)");
+    for (k, (&p, &n)) in m.positions().iter().zip(m.normals()).enumerate() {
+        let expected = exit_from_boxes(p, -n, &[big, small]);
+        let got = m.exit_distances()[k];
+        assert!(
+            got > 0.0 && (got - expected).abs() <= 1e-4 * (1.0 + expected),
+            "vertex {k} at {p}: exit {got}, the boxes' {expected}"
+        );
+    }
+    let thinnest = m.exit_distances().iter().copied().fold(f32::INFINITY, f32::min);
+    assert!(thinnest > 0.0);
+    assert_eq!(m.half_thickness()[1], 0.5 * thinnest);
+}

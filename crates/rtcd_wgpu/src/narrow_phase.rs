@@ -1858,11 +1858,11 @@ impl GpuNarrowPhase {
         self.cur = 1 - self.cur;
         self.last_total = totals.kept;
         self.last_read = totals.read;
-        metrics.standard_rays = counters[0] as u64;
-        metrics.iterative_rays = counters[1] as u64;
-        metrics.predictive_rays = counters[2] as u64;
-        metrics.iterative_hits = counters[3] as u64;
-        metrics.walk_steps = counters[4] as u64;
+        metrics.standard_rays = counters[COUNT_STANDARD_RAYS] as u64;
+        metrics.iterative_rays = counters[COUNT_ITERATIVE_RAYS] as u64;
+        metrics.predictive_rays = counters[COUNT_PREDICTIVE_RAYS] as u64;
+        metrics.iterative_hits = counters[COUNT_ITERATIVE_HITS] as u64;
+        metrics.walk_steps = counters[COUNT_WALK_STEPS] as u64;
         metrics.edge_rays = counters[COUNT_EDGE_RAYS] as u64;
         metrics.prediction_records = counters[COUNT_PREDICTION_RECORDS] as u64;
         metrics.gpu_time = (!timings.is_empty()).then(|| timings.iter().map(|(_, d)| *d).sum());

@@ -101,6 +101,16 @@ fn wgsl_constants_match_rust() {
     assert_eq!(value("PAIR_SEPARATED"), PAIR_SEPARATED as u64);
     assert_eq!(value("PAIR_MOTION"), PAIR_MOTION as u64);
     assert_eq!(value("PAIR_FLAG_BITS"), PAIR_FLAG_BITS as u64);
+    assert_eq!(value("PARALLEL_EPS"), rtcd::ray::PARALLEL_EPS.to_bits() as u64);
+    assert_eq!(value("RAY_STANDARD"), RAY_STANDARD as u64);
+    assert_eq!(value("RAY_EDGE"), RAY_EDGE as u64);
+    assert_eq!(value("COUNT_STANDARD_RAYS"), COUNT_STANDARD_RAYS as u64);
+    assert_eq!(value("COUNT_ITERATIVE_RAYS"), COUNT_ITERATIVE_RAYS as u64);
+    assert_eq!(value("COUNT_PREDICTIVE_RAYS"), COUNT_PREDICTIVE_RAYS as u64);
+    assert_eq!(value("COUNT_ITERATIVE_HITS"), COUNT_ITERATIVE_HITS as u64);
+    assert_eq!(value("COUNT_WALK_STEPS"), COUNT_WALK_STEPS as u64);
+    assert_eq!(value("COUNT_EDGE_RAYS"), COUNT_EDGE_RAYS as u64);
+    assert_eq!(value("COUNT_PREDICTION_RECORDS"), COUNT_PREDICTION_RECORDS as u64);
     assert_eq!(value("COUNT_MOTION_HITS"), COUNT_MOTION_HITS as u64);
     assert_eq!(value("COUNT_MOTION_PATHS"), COUNT_MOTION_PATHS as u64);
     assert_eq!(value("COUNTERS"), COUNTERS as u64);

@@ -807,7 +807,7 @@ pub(crate) fn detect_pair(
         metrics.standard_pairs = 1;
         metrics.separated_pairs = usize::from(separated);
     } else {
-        state.steps_since_standard += 1;
+        state.steps_since_standard = state.steps_since_standard.saturating_add(1);
         metrics.iterative_pairs = 1;
     }
 

@@ -267,7 +267,9 @@ impl RtcdMesh {
     /// box, not to its surface.
     pub fn cuboid(name: impl Into<String>, half_extents: Vec3) -> Result<Self, MeshError> {
         let name = name.into();
-        let (positions, _) = crate::shapes::cuboid(half_extents);
+        // Built from the extents' sizes: a negative one would mirror the corners, and the face ids
+        // (below) name their faces by side.
+        let (positions, _) = crate::shapes::cuboid(half_extents.abs());
         // Faces -x, +x, -y, +y, -z, +z, two triangles each.
         #[rustfmt::skip]
         let indices = [
@@ -386,7 +388,10 @@ impl RtcdMesh {
             if diag.is_finite() && diag > 0.0 { diag } else { 1.0 }
         };
         let positive = |s: f32| if s.is_finite() && s > 0.0 { s } else { fallback };
-        let mut exits: Vec<f32> = self.exit_distances.iter().copied().filter(|d| d.is_finite()).collect();
+        // A vertex whose ray leaves at once (on a knife edge) has no thickness to tell: only positive
+        // exits count, so that the thinnest is never the fallback.
+        let mut exits: Vec<f32> =
+            self.exit_distances.iter().copied().filter(|d| d.is_finite() && *d > 0.0).collect();
         let (half_thickness, thinnest) = if exits.is_empty() {
             (f32::INFINITY, f32::INFINITY)
         } else {
@@ -416,11 +421,19 @@ impl RtcdMesh {
             .map(|v| {
                 let (p, dir) = (self.positions[v], -self.normals[v]);
                 let skip = if at[&p.to_array().map(f32::to_bits)] > 1 { start } else { 0.0 };
-                let ray = Ray::new(p + skip * dir, dir);
-                TracerKind::Bvh
-                    .trace_line(self, &ray, 0.0, f32::INFINITY, v as u32)
-                    .forward
-                    .map_or(diag, |h| (h.t + skip).min(diag))
+                let exit = |skip: f32| {
+                    let ray = Ray::new(p + skip * dir, dir);
+                    let hit = TracerKind::Bvh.trace_line(self, &ray, 0.0, f32::INFINITY, v as u32).forward;
+                    hit.map(|h| (h, skip))
+                };
+                match exit(skip) {
+                    // The ray meets another part of the mesh right where it starts (a vertex lying on
+                    // a face of a part it touches, such as the corner of a box standing on another):
+                    // it goes on from a hair further in, as a copy's does.
+                    Some((h, _)) if h.t <= start => exit(skip + start),
+                    hit => hit,
+                }
+                .map_or(diag, |(h, skip)| (h.t + skip).min(diag))
             })
             .collect()
     }

@@ -3,7 +3,8 @@
 mod ray_triangle;
 
 pub use ray_triangle::{
-    BARYCENTRIC_EPS, Location, PreparedTriangle, TriangleLineHit, locate, ray_triangle, ray_triangle_prepared,
+    BARYCENTRIC_EPS, Location, PARALLEL_EPS, PreparedTriangle, TriangleLineHit, locate, ray_triangle,
+    ray_triangle_prepared,
 };
 
 use glam::Vec3;
