@@ -252,6 +252,20 @@ fn collider_key(bit: u64, h: ColliderHandle) -> u64 {
 /// start of the step, with the velocities the step solved for (which the body still has when the
 /// next step detects); this is that move undone. A body placed by hand keeps its velocities, so it
 /// has no path through what lay between.
+/// How fast Rapier's position correction may move a body, as far as telling a body's motion from a
+/// move by hand goes: `max_corrective_velocity()`, or where that is unbounded (Rapier allows
+/// `f32::MAX`), the default one at the world's `length_unit`, so that a body teleported through a
+/// wall is still taken as placed there and not traced along the jump.
+fn corrective_speed(params: &IntegrationParameters) -> f32 {
+    let v = params.max_corrective_velocity();
+    if v.is_finite() && v < f32::MAX {
+        v
+    } else {
+        IntegrationParameters { length_unit: params.length_unit, ..Default::default() }
+            .max_corrective_velocity()
+    }
+}
+
 fn pose_before(rb: &rapier3d::dynamics::RigidBody, pose: &Pose, dt: f32) -> Pose {
     let (v, w) = (rb.linvel(), rb.angvel());
     if dt <= 0.0 || (v == glam::Vec3::ZERO && w == glam::Vec3::ZERO) {
@@ -499,7 +513,7 @@ impl RtcdDriver {
             entries: Vec::new(),
             last_poses: FxHashMap::default(),
             next_poses: FxHashMap::default(),
-            max_corrective: IntegrationParameters::default().max_corrective_velocity(),
+            max_corrective: corrective_speed(&IntegrationParameters::default()),
             boxes: Vec::new(),
             sweep: CachedSweep::default(),
             ids: Vec::new(),
@@ -568,7 +582,7 @@ impl RtcdDriver {
     /// or the bound follows Rapier's default parameters (`length_unit` 1).
     pub fn set_integration_parameters(&mut self, params: &IntegrationParameters) {
         self.settings.dt = params.dt;
-        self.max_corrective = params.max_corrective_velocity();
+        self.max_corrective = corrective_speed(params);
         self.cache.set_integration_parameters(params);
     }
 
@@ -1196,10 +1210,10 @@ impl RtcdDriver {
                 key: 0,
             });
         }
-        // Levels no collider uses any more (removed, or edited into new shapes) are let go; a level
-        // shape also on a dynamic body is left to Rapier for this batch.
+        // Box meshes and levels no collider uses any more (removed, resized, or edited into new
+        // shapes) are let go; a level shape also on a dynamic body is left to Rapier for this batch.
+        self.cache.grounds().forget_unseen();
         if levels {
-            self.cache.grounds().forget_unseen_levels();
             for shape in &dynamic_levels {
                 self.cache.grounds().mark_level_on_dynamic(&**shape);
             }

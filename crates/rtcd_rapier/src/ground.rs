@@ -26,8 +26,16 @@ pub fn cuboid_key(half_extents: Vec3) -> CuboidKey {
 /// meshes of triangle-mesh and heightfield colliders ([`crate::level`]). Cloning shares the cache.
 #[derive(Clone, Debug, Default)]
 pub struct GroundMeshes {
-    meshes: Arc<Mutex<FxHashMap<CuboidKey, Option<Arc<RtcdMesh>>>>>,
+    meshes: Arc<Mutex<FxHashMap<CuboidKey, Cuboid>>>,
     levels: LevelMeshes,
+}
+
+/// A cuboid's box mesh (`None`: rejected), and whether it was asked for since the last
+/// [`GroundMeshes::forget_unseen`].
+#[derive(Debug)]
+struct Cuboid {
+    mesh: Option<Arc<RtcdMesh>>,
+    seen: bool,
 }
 
 impl GroundMeshes {
@@ -43,16 +51,28 @@ impl GroundMeshes {
     pub fn get(&self, half_extents: Vec3) -> Option<Arc<RtcdMesh>> {
         let key = cuboid_key(half_extents);
         let mut meshes = self.meshes.lock().unwrap_or_else(|e| e.into_inner());
-        meshes
-            .entry(key)
-            .or_insert_with(|| match RtcdMesh::cuboid(format!("cuboid {half_extents}"), half_extents) {
+        let c = meshes.entry(key).or_insert_with(|| Cuboid {
+            mesh: match RtcdMesh::cuboid(format!("cuboid {half_extents}"), half_extents) {
                 Ok(m) => Some(Arc::new(m)),
                 Err(e) => {
                     log::warn!("rtcd_rapier: cuboid {half_extents} is left to Rapier's narrow phase: {e}");
                     None
                 }
-            })
-            .clone()
+            },
+            seen: true,
+        });
+        c.seen = true;
+        c.mesh.clone()
+    }
+
+    /// Forgets the box meshes of the half-extents that no [`GroundMeshes::get`] asked for since
+    /// the last call, and the level meshes likewise ([`GroundMeshes::forget_unseen_levels`]): the
+    /// driver calls it after each batch's colliders, so a cuboid whose size keeps changing (an
+    /// animated scale, debris of random sizes) does not leave a mesh behind for every size it had.
+    /// A size asked for again is built again (its pairs are then traced afresh once).
+    pub fn forget_unseen(&self) {
+        self.meshes.lock().unwrap_or_else(|e| e.into_inner()).retain(|_, c| std::mem::take(&mut c.seen));
+        self.forget_unseen_levels();
     }
 
     /// The level mesh of a triangle-mesh or heightfield shape, with its key (see
@@ -86,7 +106,8 @@ impl GroundMeshes {
         self.levels.len()
     }
 
-    /// Number of half-extents seen.
+    /// Number of half-extents held (asked for since the last [`GroundMeshes::forget_unseen`] but
+    /// one).
     pub fn len(&self) -> usize {
         self.meshes.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
@@ -111,5 +132,20 @@ mod tests {
         assert_eq!(a.cuboid_half_extents(), Some(Vec3::new(5.0, 0.5, 5.0)));
         assert!(g.get(Vec3::new(0.0, 1.0, 1.0)).is_none());
         assert_eq!(g.len(), 2);
+    }
+
+    /// Sizes no batch asks for any more go; those still asked for stay the same mesh.
+    #[test]
+    fn unseen_sizes_are_forgotten() {
+        let g = GroundMeshes::new();
+        let kept = g.get(Vec3::splat(1.0)).unwrap();
+        for k in 0..100 {
+            g.get(Vec3::new(1.0 + k as f32 * 0.01, 1.0, 1.0));
+            assert!(Arc::ptr_eq(&kept, &g.get(Vec3::splat(1.0)).unwrap()));
+            g.forget_unseen();
+            assert!(g.len() <= 2, "{} box meshes held", g.len());
+        }
+        g.forget_unseen();
+        assert_eq!(g.len(), 0);
     }
 }

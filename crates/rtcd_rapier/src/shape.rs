@@ -271,9 +271,10 @@ impl Shape for RtcdShape {
         Box::new(self.clone())
     }
 
-    /// Scales the mesh (a new [`RtcdMesh`], validated again: [`RtcdMesh::scaled`]). Keeps the instance id: the scaled shape
-    /// replaces this collider's. `None` (with a warning) when the scaled mesh is rejected, e.g. a zero
-    /// scale; never panics.
+    /// Scales the mesh (a new [`RtcdMesh`], validated again: [`RtcdMesh::scaled`]), as a new
+    /// instance (fresh id): shapes scaled from one instance, for several colliders or by several
+    /// scales, are other meshes, and their results must not be taken for each other's. `None` (with
+    /// a warning) when the scaled mesh is rejected, e.g. a zero scale; never panics.
     fn scale_dyn(&self, scale: Vector, _num_subdivisions: u32) -> Option<Box<dyn Shape>> {
         if scale == Vector::ONE {
             return Some(Box::new(self.clone()));
@@ -286,7 +287,7 @@ impl Shape for RtcdShape {
             .map_err(|e| e.to_string())
             .and_then(|m| RtcdShapeData::new(Arc::new(m)).map_err(|e| e.to_string()));
         match scaled {
-            Ok(data) => Some(Box::new(RtcdShape { data: Arc::new(data), id: self.id })),
+            Ok(data) => Some(Box::new(RtcdShape::from_data(Arc::new(data)))),
             Err(e) => {
                 log::warn!("rtcd_rapier: cannot scale mesh `{}` by {scale}: {e}", mesh.name());
                 None
@@ -435,7 +436,11 @@ mod tests {
         let s = RtcdShape::new(cube()).unwrap();
         let big = s.scale_dyn(Vector::new(2.0, 1.0, 1.0), 10).unwrap();
         assert!((big.mass_properties(1.0).mass() - 2.0).abs() < 1e-3);
-        assert_eq!(big.as_shape::<RtcdShape>().unwrap().id(), s.id());
+        // Each scaled shape is an instance of its own.
+        let again = s.scale_dyn(Vector::new(2.0, 1.0, 1.0), 10).unwrap();
+        let ids =
+            [s.id(), big.as_shape::<RtcdShape>().unwrap().id(), again.as_shape::<RtcdShape>().unwrap().id()];
+        assert!(ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2], "{ids:?}");
         assert!(s.scale_dyn(Vector::ZERO, 10).is_none());
         assert!(s.scale_dyn(Vector::splat(f32::NAN), 10).is_none());
         assert!(s.scale_dyn(Vector::new(-1.0, 1.0, 1.0), 10).is_some());

@@ -238,13 +238,22 @@ fn without_motion_rays_plates_pass_through() {
 /// fixed mesh) is moved by hand to just under it, at rest, and falls away. Its path since the last
 /// step runs through the shelf, but neither its velocities nor Rapier's position correction carry
 /// a body 22 cm in a step, so the driver traces it along its velocities (no path): no tunnel
-/// contact takes it back up through the shelf.
+/// contact takes it back up through the shelf. The same with Rapier's position correction
+/// unbounded (`normalized_max_corrective_velocity = f32::MAX`, which Rapier allows).
 #[test]
 fn a_body_moved_by_hand_is_not_pulled_back_through_a_plate() {
+    moved_by_hand(false);
+    moved_by_hand(true);
+}
+
+fn moved_by_hand(unbounded_correction: bool) {
     let shelf = plate(0.75, 0.01, "shelf 1.5 x 0.01 x 1.5");
     let (v, i) = shapes::cuboid(Vec3::splat(0.1));
     let block = Arc::new(RtcdMesh::new("block 0.2 m", &v, &i).unwrap());
     let mut w = World::ours(common::driver(RtcdParams::from_meshes(&[&shelf, &block]), false));
+    if unbounded_correction {
+        w.params.normalized_max_corrective_velocity = f32::MAX;
+    }
     let height = 1.0;
     let fixed = w.bodies.insert(
         RigidBodyBuilder::fixed().pose(Pose::from_parts(Vector::new(0.0, height, 0.0), Rotation::IDENTITY)),

@@ -502,12 +502,15 @@ pub const RAY_EDGE: u32 = 3;
 pub const ENTRY_RECORD_ONLY: u32 = 32;
 /// `Record.triangle` bit of a prediction.
 pub const RECORD_PREDICTION: u32 = 0x8000_0000;
-/// Counters of the step's rays (`COUNT_STANDARD_RAYS` .. `COUNT_WALK_STEPS`): standard rays,
-/// iterative rays, predictive rays, iterative hits, walk steps.
+/// Counter of the standard rays traced (`COUNT_STANDARD_RAYS`).
 pub const COUNT_STANDARD_RAYS: usize = 0;
+/// Counter of the iterative rays walked (`COUNT_ITERATIVE_RAYS`).
 pub const COUNT_ITERATIVE_RAYS: usize = 1;
+/// Counter of the predictive rays (`COUNT_PREDICTIVE_RAYS`).
 pub const COUNT_PREDICTIVE_RAYS: usize = 2;
+/// Counter of the iterative rays' hits (`COUNT_ITERATIVE_HITS`).
 pub const COUNT_ITERATIVE_HITS: usize = 3;
+/// Counter of the walks' steps (`COUNT_WALK_STEPS`).
 pub const COUNT_WALK_STEPS: usize = 4;
 /// Counter of the edge rays traced (`COUNT_EDGE_RAYS`).
 pub const COUNT_EDGE_RAYS: usize = 5;

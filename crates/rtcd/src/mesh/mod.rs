@@ -417,6 +417,7 @@ impl RtcdMesh {
             *at.entry(p.to_array().map(f32::to_bits)).or_default() += 1;
         }
         let start = COPY_RAY_START * diag;
+        let component = vertex_components(self.positions.len(), &self.triangles);
         (0..self.positions.len())
             .map(|v| {
                 let (p, dir) = (self.positions[v], -self.normals[v]);
@@ -429,8 +430,14 @@ impl RtcdMesh {
                 match exit(skip) {
                     // The ray meets another part of the mesh right where it starts (a vertex lying on
                     // a face of a part it touches, such as the corner of a box standing on another):
-                    // it goes on from a hair further in, as a copy's does.
-                    Some((h, _)) if h.t <= start => exit(skip + start),
+                    // it goes on from a hair further in, as a copy's does. A face of its own part
+                    // that close is where a thin body ends.
+                    Some((h, _))
+                        if h.t <= start
+                            && component[self.triangles[h.triangle as usize][0] as usize] != component[v] =>
+                    {
+                        exit(skip + start)
+                    }
                     hit => hit,
                 }
                 .map_or(diag, |(h, skip)| (h.t + skip).min(diag))
@@ -641,6 +648,12 @@ impl RtcdMesh {
 /// The lowest vertex index of each connected component of `triangles` (vertices joined by their
 /// triangles' edges), in increasing order; `vertex_count` vertices, all used by some triangle.
 fn component_vertices(vertex_count: usize, triangles: &[[u32; 3]]) -> Vec<u32> {
+    let of = vertex_components(vertex_count, triangles);
+    (0..vertex_count as u32).filter(|&v| of[v as usize] == v).collect()
+}
+
+/// Each vertex's connected component of `triangles`, as the component's lowest vertex index.
+fn vertex_components(vertex_count: usize, triangles: &[[u32; 3]]) -> Vec<u32> {
     // Union-find, each set's root its lowest vertex.
     let mut parent: Vec<u32> = (0..vertex_count as u32).collect();
     fn root(parent: &mut [u32], mut v: u32) -> u32 {
@@ -658,7 +671,7 @@ fn component_vertices(vertex_count: usize, triangles: &[[u32; 3]]) -> Vec<u32> {
             parent[hi as usize] = lo;
         }
     }
-    (0..vertex_count as u32).filter(|&v| parent[v as usize] == v).collect()
+    (0..vertex_count as u32).map(|v| root(&mut parent, v)).collect()
 }
 
 /// How far the points behind triangles of outward normals `normals` reach past the triangles' box,
