@@ -126,6 +126,67 @@ fn inside_out_meshes_are_flipped_with_a_note() {
     assert!(m.report().notes().iter().any(|s| s.contains("inside-out")));
 }
 
+/// A hollow ball (a sealed tank, a room with thick walls) given as two closed shells, the inner one
+/// wound inward, keeps its cavity: the inner shell is not taken for an inside-out body (it lies
+/// wholly inside the outer shell), a point in the cavity gets no contact and a body there none,
+/// and the solid's volume is the shell's. Two closed parts that pass through each other are not
+/// nested: an inside-out one among them is still flipped.
+#[test]
+fn a_hollow_ball_keeps_its_cavity() {
+    let shell = |r: f32, inward: bool| {
+        let (v, mut i) = shapes::icosphere(r, 3);
+        if inward {
+            for t in i.chunks_exact_mut(3) {
+                t.swap(1, 2);
+            }
+        }
+        (v, i)
+    };
+    let (mut v, mut i) = shell(1.0, false);
+    let (vi, ii) = shell(0.8, true);
+    i.extend(ii.iter().map(|k| k + v.len() as u32));
+    v.extend(vi);
+    let m = RtcdMesh::new("hollow ball", &v, &i).unwrap();
+    assert_eq!(m.report().inside_out_components, 0);
+    assert_eq!(m.report().components, 2);
+    // The inner shell's normals point into the cavity (toward the centre).
+    for (t, n) in m.triangles().iter().zip(m.triangle_normals()) {
+        let p = m.positions()[t[0] as usize];
+        let toward_out = p.dot(*n) > 0.0;
+        assert_eq!(toward_out, p.length() > 0.9, "triangle at radius {}", p.length());
+    }
+    // The shells' own volumes (tetrahedra from the centre, outward winding): the outer one's less
+    // the inner one's, a scaled copy.
+    let (ov, oi) = shell(1.0, false);
+    let outer: f32 = oi
+        .chunks_exact(3)
+        .map(|t| ov[t[0] as usize].dot(ov[t[1] as usize].cross(ov[t[2] as usize])) / 6.0)
+        .sum();
+    let solid = outer * (1.0 - 0.8f32.powi(3));
+    assert!((m.volume() - solid).abs() < 1e-3 * solid, "volume {} vs {solid}", m.volume());
+    // A small cube floating in the cavity touches nothing; one across the inner wall has contacts.
+    let (cv, ci) = cube();
+    let small: Vec<Vec3> = cv.iter().map(|p| *p * 0.1).collect();
+    let cube = RtcdMesh::new("small cube", &small, &ci).unwrap();
+    let params = RtcdParams::from_meshes(&[&m, &cube]);
+    let mut np = rtcd::NarrowPhase::new(params).unwrap();
+    let contacts = |np: &mut rtcd::NarrowPhase, at: Vec3| -> usize {
+        let pair =
+            rtcd::PairInput::new(rtcd::PairKey::new(1, 2), &m, &cube, rtcd::Pose::from_translation(at));
+        let out = np.step(&[pair], &rtcd::StepOptions::default());
+        out.pairs[0].manifolds.iter().map(|x| x.points.iter().filter(|p| p.dist < 0.0).count()).sum()
+    };
+    assert_eq!(contacts(&mut np, Vec3::ZERO), 0, "a cube in the cavity got contacts");
+    assert!(contacts(&mut rtcd::NarrowPhase::new(params).unwrap(), Vec3::new(0.8, 0.0, 0.0)) > 0);
+    // Two closed parts through each other, one of them inside out: not nested, flipped.
+    let (mut v, mut i) = shell(1.0, false);
+    let (vi, ii) = shell(0.5, true);
+    i.extend(ii.iter().map(|k| k + v.len() as u32));
+    v.extend(vi.iter().map(|p| *p + Vec3::new(0.9, 0.0, 0.0)));
+    let m = RtcdMesh::new("two parts", &v, &i).unwrap();
+    assert_eq!(m.report().inside_out_components, 1);
+}
+
 /// Far from the world's origin (a prop or a level placed in world coordinates up to kilometres
 /// away), a closed mesh keeps its winding: its volume's sign does not drown in rounding.
 #[test]

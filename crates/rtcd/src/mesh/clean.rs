@@ -214,25 +214,89 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
         }
         closed
     };
-    for (cid, members) in components.iter().enumerate() {
-        if !closed_component[cid] {
+    // A closed component wound inward (negative volume) is inside out, unless it is the wall of a
+    // cavity: the inner shell of a hollow body, wholly inside another closed component (inside an
+    // odd number of them), whose inward winding is right.
+    let inverted: Vec<usize> = (0..components.len())
+        .filter(|&cid| {
+            if !closed_component[cid] {
+                return false;
+            }
+            let members = &components[cid];
+            // About one of the component's own vertices: far from the origin, volumes about the
+            // origin cancel in rounding and can come out with the wrong sign.
+            let origin = welded[triangles[members[0] as usize][0] as usize];
+            let volume: f64 =
+                members.iter().map(|&t| signed_volume(&welded, triangles[t as usize], origin)).sum();
+            volume < 0.0
+        })
+        .collect();
+    for cid in inverted {
+        let enclosing = (0..components.len())
+            .filter(|&o| o != cid && closed_component[o])
+            .filter(|&o| encloses(&welded, &triangles, &components[o], &components[cid]))
+            .count();
+        if enclosing % 2 == 1 {
             continue;
         }
-        // About one of the component's own vertices: far from the origin, volumes about the
-        // origin cancel in rounding and can come out with the wrong sign.
-        let origin = welded[triangles[members[0] as usize][0] as usize];
-        let volume: f64 =
-            members.iter().map(|&t| signed_volume(&welded, triangles[t as usize], origin)).sum();
-        if volume < 0.0 {
-            for &t in members {
-                triangles[t as usize].swap(1, 2);
-            }
-            report.inside_out_components += 1;
+        for &t in &components[cid] {
+            triangles[t as usize].swap(1, 2);
         }
+        report.inside_out_components += 1;
     }
     report.components = components.len();
     report.closed = report.boundary_edges == 0;
     Ok(Cleaned { positions: welded, triangles, report })
+}
+
+/// Whether the closed surface `outer` (triangles of `triangles`) wholly encloses the surface
+/// `inner`: `inner`'s box lies within `outer`'s, and every vertex of `inner` is inside `outer` by ray
+/// parity (the majority of three skewed rays, in f64). Two closed parts that pass through each
+/// other (an arm through a torso) have vertices on both sides, and are not nested.
+fn encloses(p: &[Vec3], triangles: &[[u32; 3]], outer: &[u32], inner: &[u32]) -> bool {
+    let bounds = |members: &[u32]| {
+        members
+            .iter()
+            .flat_map(|&t| triangles[t as usize])
+            .fold((Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)), |(lo, hi), v| {
+                (lo.min(p[v as usize]), hi.max(p[v as usize]))
+            })
+    };
+    let ((olo, ohi), (ilo, ihi)) = (bounds(outer), bounds(inner));
+    if !(ilo.cmpge(olo).all() && ihi.cmple(ohi).all()) {
+        return false;
+    }
+    const RAYS: [glam::DVec3; 3] = [
+        glam::DVec3::new(0.872_9, 0.315_4, 0.372_1),
+        glam::DVec3::new(-0.291_1, 0.913_1, -0.285_7),
+        glam::DVec3::new(0.332_0, -0.271_3, -0.903_4),
+    ];
+    let crossings = |o: glam::DVec3, d: glam::DVec3| {
+        outer
+            .iter()
+            .filter(|&&t| {
+                let [a, b, c] = triangles[t as usize].map(|i| p[i as usize].as_dvec3());
+                let (e1, e2) = (b - a, c - a);
+                let q = d.cross(e2);
+                let det = e1.dot(q);
+                if det.abs() < 1e-300 {
+                    return false;
+                }
+                let s = o - a;
+                let u = s.dot(q) / det;
+                let r = s.cross(e1);
+                let v = d.dot(r) / det;
+                u >= 0.0 && v >= 0.0 && u + v <= 1.0 && e2.dot(r) / det > 0.0
+            })
+            .count()
+    };
+    let mut vertices: Vec<u32> = inner.iter().flat_map(|&t| triangles[t as usize]).collect();
+    vertices.sort_unstable();
+    vertices.dedup();
+    vertices.iter().all(|&v| {
+        let o = p[v as usize].as_dvec3();
+        RAYS.iter().filter(|&&d| crossings(o, d) % 2 == 1).count() >= 2
+    })
 }
 
 /// The signed volume of the tetrahedron (`origin`, a, b, c) of triangle `t`, in f64: summed over a
