@@ -126,6 +126,23 @@ fn inside_out_meshes_are_flipped_with_a_note() {
     assert!(m.report().notes().iter().any(|s| s.contains("inside-out")));
 }
 
+/// A sliver (three nearly collinear corners, which rounding leaves with an area) gives its middle
+/// vertex no normal of its own: the vertex of a flat sheet keeps the sheet's normal (the sliver's
+/// angle there is near π and its cross product points anywhere).
+#[test]
+fn a_sliver_does_not_skew_its_vertex_normal() {
+    let (a, m, c) = (Vec3::ZERO, Vec3::new(0.3, 0.0, 1e-7), Vec3::X);
+    let (b, d) = (Vec3::new(0.5, 1.0, 0.0), Vec3::new(0.5, -1.0, 0.0));
+    let v = vec![a, m, c, b, d];
+    // Above the line: A M B, M C B; below: A D C; the sliver A C M closes the edges between.
+    let i = vec![0, 1, 3, 1, 2, 3, 0, 4, 2, 0, 2, 1];
+    let mesh = RtcdMesh::new("sheet with a sliver", &v, &i).unwrap();
+    assert_eq!(mesh.triangles().len(), 4, "the sliver is kept (not exactly degenerate)");
+    let k = mesh.positions().iter().position(|p| (*p - m).length() < 1e-6).unwrap();
+    let n = mesh.normals()[k];
+    assert!(n.dot(Vec3::Z) > 0.9999, "the middle vertex's normal {n}");
+}
+
 /// A hollow ball (a sealed tank, a room with thick walls) given as two closed shells, the inner one
 /// wound inward, keeps its cavity: the inner shell is not taken for an inside-out body (it lies
 /// wholly inside the outer shell), a point in the cavity gets no contact and a body there none,
