@@ -4,7 +4,8 @@
 //! dropping of degenerate and repeated triangles (counted; rejected past
 //! [`MAX_DEGENERATE_SHARE`]), the split of non-manifold edges and vertices into manifold sheets
 //! (module `non_manifold`), winding repair by orientation propagation, and
-//! flipping of inside-out closed components (negative signed volume).
+//! flipping of inside-out closed components (negative signed volume; the inward-wound wall of a
+//! cavity, wholly inside another closed component, is kept).
 
 use std::collections::VecDeque;
 

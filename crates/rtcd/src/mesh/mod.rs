@@ -59,7 +59,8 @@ pub struct MeshReport {
     pub split_vertices: usize,
     /// Triangles whose winding was reversed to agree with their neighbours.
     pub rewound_triangles: usize,
-    /// Closed components that were inside out (negative signed volume) and were flipped.
+    /// Closed components that were inside out (negative signed volume, and not the inward-wound
+    /// wall of a cavity inside another closed component) and were flipped.
     pub inside_out_components: usize,
     /// Edges with a single triangle. Rays may escape through such holes.
     pub boundary_edges: usize,
