@@ -156,6 +156,10 @@ pub(crate) struct RtcdMeshCache {
     unknown: HashMap<AssetId<Mesh>, u32>,
 }
 
+/// Ancestors whose scales a collider's takes at most (a guard against a cycle; Bevy's hierarchies
+/// are far shallower).
+const MAX_HIERARCHY_DEPTH: usize = 256;
+
 /// Runs of the collider systems (fixed ticks) after which a mesh asset that neither `Assets<Mesh>`
 /// nor the asset server knows is reported (10 s at 60 Hz): it may still be added, and the collider
 /// keeps waiting for it.
@@ -172,7 +176,6 @@ pub(crate) fn refresh_colliders(
     changed: Query<(Entity, Ref<RtcdCollider>), (With<RtcdColliderState>, Changed<RtcdCollider>)>,
     built: Query<(Entity, &RtcdCollider), With<RtcdColliderState>>,
     mut removed: RemovedComponents<RtcdCollider>,
-    still: Query<(), With<RtcdCollider>>,
 ) {
     let unbuild = |commands: &mut Commands, e: Entity| {
         if let Ok(mut e) = commands.get_entity(e) {
@@ -184,11 +187,12 @@ pub(crate) fn refresh_colliders(
             unbuild(&mut commands, e);
         }
     }
+    // Removed, or removed and inserted again in one frame (an added component is skipped above):
+    // either way what was built from the old one goes.
     for e in removed.read() {
-        if still.get(e).is_err() {
-            unbuild(&mut commands, e);
-        }
+        unbuild(&mut commands, e);
     }
+    cache.forget_unused();
     let Some(events) = events.as_mut() else { return };
     let mut stale = Vec::new();
     for ev in events.read() {
@@ -206,6 +210,30 @@ pub(crate) fn refresh_colliders(
         {
             unbuild(&mut commands, e);
         }
+    }
+}
+
+impl RtcdMeshCache {
+    /// Forgets the ray-traced shapes no collider holds any more (the cache's is the last
+    /// reference): props of random scales, generated meshes and despawned colliders leave nothing
+    /// behind. The outcomes of meshes rtcd rejected (reported once; a few, and Rapier's own
+    /// collider stands in for some) are kept.
+    fn forget_unused(&mut self) {
+        fn used(o: &Outcome) -> bool {
+            match o {
+                Outcome::Ready(data) => Arc::strong_count(data) > 1,
+                Outcome::Fallback { .. } | Outcome::Failed(_) => true,
+            }
+        }
+        self.meshes.retain(|_, o| used(o));
+        self.files.retain(|_, o| used(o));
+        self.rtcd.retain(|_, o| used(o));
+    }
+
+    /// Shapes held (tests).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.meshes.len() + self.files.len() + self.rtcd.len()
     }
 }
 
@@ -315,15 +343,25 @@ pub(crate) fn build_colliders(
         (Entity, &RtcdCollider, Option<&Transform>, Option<&ChildOf>, Option<&Name>),
         Without<RtcdColliderState>,
     >,
-    globals: Query<&GlobalTransform>,
+    ancestors: Query<(Option<&Transform>, Option<&ChildOf>)>,
 ) {
+    // The unknown meshes counted this run: each once, however many colliders wait for it.
+    let mut counted = std::collections::HashSet::new();
     for (entity, collider, local, parent, name) in &new {
-        // The global scale. A freshly spawned entity's GlobalTransform is not propagated yet: use its
-        // Transform, times its parent's global scale.
-        let parent_scale = parent
-            .and_then(|p| globals.get(p.parent()).ok())
-            .map_or(Vec3::ONE, |g| g.compute_transform().scale);
-        let scale = local.map_or(Vec3::ONE, |t| t.scale) * parent_scale;
+        // The global scale: the product of the local scales up the hierarchy. Freshly spawned
+        // entities (this one, or its parent spawned in the same tick) have no propagated
+        // GlobalTransform yet.
+        let mut scale = local.map_or(Vec3::ONE, |t| t.scale);
+        let mut up = parent.map(|p| p.parent());
+        let mut depth = 0;
+        while let Some(p) = up
+            && depth < MAX_HIERARCHY_DEPTH
+            && let Ok((t, next)) = ancestors.get(p)
+        {
+            scale *= t.map_or(Vec3::ONE, |t| t.scale);
+            up = next.map(|n| n.parent());
+            depth += 1;
+        }
         let label = name.map_or_else(|| format!("{entity}"), |n| n.to_string());
         let skey = scale_key(scale);
         let (result, fresh) = match &collider.source {
@@ -352,9 +390,11 @@ pub(crate) fn build_colliders(
                     } else {
                         // Still loading, or not added yet. One that the asset server does not know
                         // either (a handle made by hand, or an asset removed) is reported once.
-                        if server.as_ref().and_then(|s| s.get_load_state(handle.id())).is_none() {
+                        if server.as_ref().and_then(|s| s.get_load_state(handle.id())).is_none()
+                            && counted.insert(handle.id())
+                        {
                             let runs = cache.unknown.entry(handle.id()).or_default();
-                            *runs += 1;
+                            *runs = runs.saturating_add(1);
                             if *runs == UNKNOWN_MESH_RUNS {
                                 warn!(
                                     "rtcd: {label}: {what} ({:?}) is in no Assets<Mesh> and unknown to the asset \
@@ -442,5 +482,39 @@ pub(crate) fn build_colliders(
                 e.insert(RtcdColliderState::Failed { reason });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shape some collider still holds stays; one only the cache holds goes; a rejected mesh's
+    /// outcome stays (it is reported once).
+    #[test]
+    fn unused_shapes_are_forgotten() {
+        let (v, i) = rtcd::shapes::cuboid(Vec3::splat(0.5));
+        let mut cache = RtcdMeshCache::default();
+        let held = outcome("held".into(), &v, &i, Vec3::ONE);
+        let Outcome::Ready(data) = &held else { panic!("a cube is ready") };
+        let in_use = data.clone();
+        cache.rtcd.insert((1, scale_key(Vec3::ONE)), held);
+        for k in 1..=50 {
+            let s = Vec3::splat(1.0 + k as f32 * 0.1);
+            cache.rtcd.insert((1, scale_key(s)), outcome("random scale".into(), &v, &i, s));
+        }
+        let (collider, reason) = (rapier_trimesh(&v, &i).unwrap(), String::new());
+        cache.files.insert(
+            (PathBuf::from("open.obj"), scale_key(Vec3::ONE)),
+            Outcome::Fallback { collider, reason },
+        );
+        cache.files.insert((PathBuf::from("bad.obj"), scale_key(Vec3::ONE)), Outcome::Failed("bad".into()));
+        assert_eq!(cache.len(), 53);
+        cache.forget_unused();
+        assert_eq!(cache.len(), 3, "the held shape and the rejected meshes stay");
+        assert!(cache.rtcd.contains_key(&(1, scale_key(Vec3::ONE))));
+        drop(in_use);
+        cache.forget_unused();
+        assert_eq!(cache.len(), 2);
     }
 }

@@ -80,9 +80,19 @@ fn toggle(keys: Option<Res<ButtonInput<KeyCode>>>, mut settings: ResMut<RtcdDebu
     }
 }
 
-fn sync_recording(debug: Res<RtcdDebugSettings>, mut settings: ResMut<RtcdSettings>) {
-    if settings.record_rays != debug.enabled {
-        settings.record_rays = debug.enabled;
+/// The overlay records the rays while it is on, and stops recording them when turned off only if it
+/// was what turned the recording on: an app's own `record_rays: true` stays.
+fn sync_recording(
+    debug: Res<RtcdDebugSettings>,
+    mut settings: ResMut<RtcdSettings>,
+    mut turned_on: Local<bool>,
+) {
+    if debug.enabled && !settings.record_rays {
+        settings.record_rays = true;
+        *turned_on = true;
+    } else if !debug.enabled && *turned_on {
+        settings.record_rays = false;
+        *turned_on = false;
     }
 }
 

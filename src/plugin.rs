@@ -96,6 +96,11 @@ pub struct RtcdNarrowPhase {
     /// Pipelined mode: batches the render world dropped so far (a newer one came before the device
     /// was free).
     pub(crate) dropped_batches: u64,
+    /// Pipelined mode: batches the render world left unread (its queue was full), counted with the
+    /// dropped ones.
+    pub(crate) unsent_batches: u64,
+    /// Pipelined mode: since when the main world has sent batches and got no results back.
+    pub(crate) awaiting_since: Option<std::time::Instant>,
     /// Pipelined mode: Rapier's contact recycling as it was before the mode turned it off, given
     /// back if the mode falls back to the CPU.
     pub(crate) recycling_before_pipelined: Option<bool>,
@@ -115,6 +120,8 @@ impl RtcdNarrowPhase {
             latency_ticks: 0,
             render_wait: std::time::Duration::ZERO,
             dropped_batches: 0,
+            unsent_batches: 0,
+            awaiting_since: None,
             recycling_before_pipelined: None,
         }
     }
@@ -442,19 +449,27 @@ fn detect(
     }
     let was_pipelined = state.pipelined;
     let sim = &*sim_mut;
+    // Rapier's parameters as they are this tick (`dt`, `length_unit`, the corrective velocity), on
+    // every path: the depth bound, the merging of deep overlaps and the telling of a body's motion
+    // from a move by hand follow them, with or without contact recycling, in either mode.
+    state.driver.set_integration_parameters(&sim.integration_parameters);
     let ds = state.driver.settings();
-    if settings.record_rays != ds.record_rays || sim.integration_parameters.dt != ds.dt {
-        state.driver.set_settings(rtcd_rapier::DriverSettings {
-            record_rays: settings.record_rays,
-            dt: sim.integration_parameters.dt,
-            ..ds
-        });
+    if settings.record_rays != ds.record_rays {
+        state.driver.set_settings(rtcd_rapier::DriverSettings { record_rays: settings.record_rays, ..ds });
     }
     let prediction = sim.integration_parameters.prediction_distance();
     if state.pipelined
         && let Some(pipe) = pipe
     {
-        render::pipelined_detect(&mut state, &pipe, &bodies.bodies, &colliders.colliders, prediction);
+        let timeout = settings.gpu_timeout;
+        render::pipelined_detect(
+            &mut state,
+            &pipe,
+            &bodies.bodies,
+            &colliders.colliders,
+            prediction,
+            timeout,
+        );
     } else if sim.integration_parameters.contact_recycling {
         state.driver.detect_recycling(
             &bodies.bodies,

@@ -78,6 +78,38 @@ fn scaled_entities_get_a_scaled_collider() {
     assert!((y - 0.3).abs() < 0.02, "y = {y}");
 }
 
+/// A collider on a child of a scaled body spawned in the same frame (no transform propagated yet)
+/// takes the scales of the hierarchy: its parent's, its grandparent's, and its own.
+#[test]
+fn a_child_of_a_scaled_parent_spawned_with_it_is_scaled() {
+    let mut app = common::app(Some(RtcdBackend::Cpu));
+    let root = app.world_mut().spawn(Transform::from_scale(Vec3::new(1.0, 2.0, 1.0))).id();
+    let parent = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Transform::from_xyz(0.0, 3.0, 0.0).with_scale(Vec3::splat(2.0)),
+            ChildOf(root),
+        ))
+        .id();
+    let child = app
+        .world_mut()
+        .spawn((
+            RtcdCollider::from_obj(common::asset("torus_900")),
+            Transform::from_scale(Vec3::new(1.0, 1.5, 1.0)),
+            ChildOf(parent),
+        ))
+        .id();
+    common::ticks(&mut app, 1);
+    let RtcdColliderState::Ready { mesh } = state(&app, child) else { panic!() };
+    // The file's own height, scaled 1.5 × 2 × 2.
+    let obj = bevy_rtcd::rtcd::mesh::read_obj(common::asset("torus_900")).unwrap();
+    let ys = obj.positions.iter().map(|p| p.y);
+    let own = ys.clone().fold(f32::NEG_INFINITY, f32::max) - ys.fold(f32::INFINITY, f32::min);
+    let height = mesh.aabb().extents().y;
+    assert!((height - own * 6.0).abs() < 1e-4 * height, "height {height}, the file's {own} scaled by 6");
+}
+
 /// An exact box (`RtcdMesh::cuboid`) on a scaled entity is the exact box of the scaled extents, and
 /// a mirrored open mesh keeps its triangles facing out.
 #[test]
@@ -133,6 +165,11 @@ fn colliders_follow_a_replaced_component_or_a_modified_asset() {
     common::ticks(&mut app, 2);
     let RtcdColliderState::Ready { mesh } = state(&app, e) else { panic!() };
     assert_eq!(mesh.positions().len(), torus.positions().len(), "built again from the new mesh");
+    // Removed and inserted again between two frames: built again from the new one.
+    app.world_mut().entity_mut(e).remove::<RtcdCollider>().insert(RtcdCollider::from_rtcd_mesh(cube.clone()));
+    common::ticks(&mut app, 2);
+    let RtcdColliderState::Ready { mesh } = state(&app, e) else { panic!() };
+    assert_eq!(mesh.positions().len(), 8, "built again after removal and insertion in one frame");
     app.world_mut().entity_mut(e).remove::<RtcdCollider>();
     common::ticks(&mut app, 2);
     assert!(app.world().get::<RtcdColliderState>(e).is_none());

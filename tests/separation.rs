@@ -139,3 +139,41 @@ fn deep_overlap_settings_reach_the_contact_cache() {
         assert_eq!(cache.depth_bound, bound.unwrap_or(rtcd_rapier::DepthBound::Off));
     }
 }
+
+/// Rapier's parameters reach the driver on every path, with contact recycling followed or not:
+/// the corrective depth bound is the one of the world's `length_unit` and corrective velocity (it
+/// followed Rapier's defaults when recycling was off).
+#[test]
+fn rapiers_parameters_reach_the_driver_with_or_without_recycling() {
+    for recycling in [true, false] {
+        let settings = RtcdSettings {
+            contact_recycling: recycling,
+            depth_bound: rtcd_rapier::DepthBound::Corrective,
+            ..RtcdSettings::with_backend(RtcdBackend::Cpu)
+        };
+        let mut app = common::app_with(None, |app| {
+            app.add_plugins(RtcdPlugin::new(settings));
+        });
+        let mut sims =
+            app.world_mut().query_filtered::<&mut RapierContextSimulation, With<DefaultRapierContext>>();
+        {
+            let mut sim = sims.single_mut(app.world_mut()).unwrap();
+            sim.integration_parameters.length_unit = 100.0;
+            sim.integration_parameters.normalized_max_corrective_velocity = 2.0;
+        }
+        common::ground(&mut app);
+        common::drop_tilted(&mut app, "torus_900", 1.0);
+        common::ticks(&mut app, 3);
+        let params = sims.single(app.world()).unwrap().integration_parameters;
+        assert_eq!(params.contact_recycling, recycling);
+        let expected = rtcd_rapier::corrective_depth(&params);
+        let np = app.world().resource::<RtcdNarrowPhase>();
+        let bound = np.contact_cache().depth_bound();
+        assert!(
+            (bound - expected).abs() <= 1e-6 * expected,
+            "recycling {recycling}: bound {bound}, the world's parameters give {expected}"
+        );
+        // Rapier's defaults (length unit 1) would give a hundredth of it, or less.
+        assert!(expected > 1.0, "{expected}");
+    }
+}

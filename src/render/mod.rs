@@ -21,9 +21,9 @@
 use std::{
     sync::{
         Arc, Mutex,
-        mpsc::{Receiver, Sender, channel},
+        mpsc::{Receiver, Sender, SyncSender, TrySendError, channel, sync_channel},
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use bevy::{
@@ -42,6 +42,16 @@ use rtcd_rapier::Batch;
 use rtcd_wgpu::{GpuNarrowPhase, GpuOptions};
 
 use crate::{RtcdNarrowPhase, RtcdSettings, plugin::RtcdSystems};
+
+/// Messages the main world may leave for the render world before it takes them: it takes every one
+/// each frame, so normally one or two wait. When the render world stops taking them (rendering
+/// stopped after a device error), newer batches are not sent, and counted as dropped.
+const QUEUED_BATCHES: usize = 4;
+
+/// The longest the main world waits for the first results (the kernels' first run, compiled by a
+/// driver with a cold cache, can take minutes on a software adapter), unless
+/// `RtcdSettings::gpu_timeout` is longer.
+const FIRST_RESULTS: Duration = Duration::from_secs(300);
 
 enum ToRender {
     Backend(Box<RenderGpu>),
@@ -65,7 +75,7 @@ type FromRender = (Batch, u64, Result<StepOutput, BackendError>, RenderStats);
 /// Main-world ends of the channels.
 #[derive(Resource)]
 pub(crate) struct PipelineChannels {
-    to_render: Mutex<Sender<ToRender>>,
+    to_render: Mutex<SyncSender<ToRender>>,
     from_render: Mutex<Receiver<FromRender>>,
     /// The render world's state: the main world's tick collects the batch in flight itself when
     /// the device is done with it before the render world saw it (never waiting, nor for the lock).
@@ -113,7 +123,7 @@ pub(crate) fn build(app: &mut App, schedule: InternedScheduleLabel) {
 /// Called from the plugin's `finish` (the render sub-app exists by then when there is one).
 pub(crate) fn finish(app: &mut App) {
     let Some(render_app) = app.get_sub_app_mut(RenderApp) else { return };
-    let (to_render, from_main) = channel();
+    let (to_render, from_main) = sync_channel(QUEUED_BATCHES);
     let (to_main, from_render) = channel();
     let state = Arc::new(Mutex::new(RenderState::default()));
     render_app
@@ -152,8 +162,8 @@ pub(crate) fn start(world: &World, params: RtcdParams, settings: &RtcdSettings) 
         .to_render
         .lock()
         .map_err(|e| e.to_string())?
-        .send(ToRender::Backend(Box::new(RenderGpu { gpu })))
-        .map_err(|e| e.to_string())?;
+        .try_send(ToRender::Backend(Box::new(RenderGpu { gpu })))
+        .map_err(|e| format!("the render world takes no message: {e}"))?;
     Ok(info.name)
 }
 
@@ -165,6 +175,7 @@ pub(crate) fn pipelined_detect(
     bodies: &bevy_rapier3d::rapier::dynamics::RigidBodySet,
     colliders: &bevy_rapier3d::rapier::geometry::ColliderSet,
     prediction: f32,
+    timeout: Duration,
 ) {
     let mut newest = None;
     if let Ok(rx) = pipe.from_render.lock() {
@@ -182,19 +193,35 @@ pub(crate) fn pipelined_detect(
         Some((batch, tick, Ok(out), stats)) => {
             state.driver.publish(&batch, out);
             state.results_tick = Some(tick);
-            (state.render_wait, state.dropped_batches) = (stats.wait, stats.dropped);
+            state.awaiting_since = None;
+            (state.render_wait, state.dropped_batches) = (stats.wait, stats.dropped + state.unsent_batches);
         }
         Some((_, _, Err(e), _)) => {
-            warn!("rtcd: the pipelined GPU backend failed ({e}); using the CPU backend from now on");
-            state.pipelined = false;
-            state.fall_back(&format!("the pipelined GPU backend failed ({e})"));
-            state.driver.set_miss_policy(rtcd_rapier::MissPolicy::Exact);
-            state.driver.detect(bodies, colliders, prediction);
+            fall_back(
+                state,
+                &format!("the pipelined GPU backend failed ({e})"),
+                bodies,
+                colliders,
+                prediction,
+            );
             return;
         }
         // Nothing back yet: the cache keeps the last results; the dispatcher refreshes their depths.
-        // The dispatcher's counters start again for this tick (a publish resets them).
+        // The dispatcher's counters start again for this tick (a publish resets them). Nothing back
+        // for longer than the timeout (the render world stopped taking batches, as when rendering
+        // stops after a device error) is a failure of the mode.
         None => {
+            let limit = if state.results_tick.is_some() { timeout } else { timeout.max(FIRST_RESULTS) };
+            if let Some(since) = state.awaiting_since
+                && since.elapsed() > limit
+            {
+                let why = format!(
+                    "the pipelined GPU backend gave no results for {:.1} s (the render world took no batch)",
+                    since.elapsed().as_secs_f32()
+                );
+                fall_back(state, &why, bodies, colliders, prediction);
+                return;
+            }
             state.fresh = false;
             state.driver.cache().reset_counters();
         }
@@ -203,6 +230,21 @@ pub(crate) fn pipelined_detect(
     // pairs on the CPU meanwhile).
     let since = state.results_tick.unwrap_or(1);
     state.latency_ticks = u32::try_from(state.tick.saturating_sub(since)).unwrap_or(u32::MAX);
+}
+
+/// Leaves the pipelined mode for the CPU backend, for good, and traces this tick's pairs on it.
+fn fall_back(
+    state: &mut RtcdNarrowPhase,
+    why: &str,
+    bodies: &bevy_rapier3d::rapier::dynamics::RigidBodySet,
+    colliders: &bevy_rapier3d::rapier::geometry::ColliderSet,
+    prediction: f32,
+) {
+    warn!("rtcd: {why}; using the CPU backend from now on");
+    state.pipelined = false;
+    state.fall_back(why);
+    state.driver.set_miss_policy(rtcd_rapier::MissPolicy::Exact);
+    state.driver.detect(bodies, colliders, prediction);
 }
 
 /// Main world, after writeback: the poses the next tick starts from, to the render world.
@@ -223,8 +265,12 @@ fn send_batch(
         &colliders.colliders,
         sim.integration_parameters.prediction_distance(),
     );
-    if let Ok(tx) = pipe.to_render.lock() {
-        let _ = tx.send(ToRender::Batch(batch, state.tick));
+    state.awaiting_since.get_or_insert_with(Instant::now);
+    let tick = state.tick;
+    if let Ok(tx) = pipe.to_render.lock()
+        && let Err(TrySendError::Full(_)) = tx.try_send(ToRender::Batch(batch, tick))
+    {
+        state.unsent_batches += 1;
     }
 }
 
