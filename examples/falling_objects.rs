@@ -46,10 +46,13 @@ fn main() -> ExitCode {
         rtcd_scenes::AVALANCHE_MESHES.join(", "),
         args.seed,
         args.backend,
-        match (args.contact_recycling, args.pipelined()) {
-            (true, false) => "followed",
-            (true, true) => "off (the pipelined mode's results are a tick old: it cannot follow it)",
-            (false, _) => "off",
+        match (args.contact_recycling, args.pipelined(), args.backend) {
+            (true, false, RtcdBackend::Auto) => {
+                "followed, unless the backend is the pipelined GPU mode (its results are a tick old)"
+            }
+            (true, false, _) => "followed",
+            (true, true, _) => "off (the pipelined mode's results are a tick old: it cannot follow it)",
+            (false, _, _) => "off",
         },
     );
 
