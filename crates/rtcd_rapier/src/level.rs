@@ -83,20 +83,36 @@ impl<'a> LevelShape<'a> {
     }
 }
 
-/// The heightfield's triangles (holes left out), each wound to face up; vertices are welded by
-/// the level's validation.
+/// The heightfield's triangles (holes left out), each wound to face up, on its grid's vertices:
+/// each grid point once (those of removed cells only left out), 12 bytes a vertex and 12 a
+/// triangle, where a copy of each triangle's corners took 48 bytes a triangle before welding.
 pub fn heightfield_triangles(f: &HeightField) -> (Vec<Vec3>, Vec<u32>) {
+    // Cells (parry's `nrows` and `ncols` count them); grid point (i, j) is parry's vertex
+    // `i + j * (rows + 1)`; `place[v]` its index in `positions`.
+    let (rows, cols) = (f.nrows(), f.ncols());
+    let mut place = vec![u32::MAX; (rows + 1) * (cols + 1)];
     let mut positions = Vec::new();
     let mut indices = Vec::new();
-    for tri in f.triangles() {
-        let (a, b, mut c) = (tri.a, tri.b, tri.c);
-        let mut b = b;
-        if (b - a).cross(c - a).y < 0.0 {
-            std::mem::swap(&mut b, &mut c);
+    for j in 0..cols {
+        for i in 0..rows {
+            let (vids, tris) = (f.triangles_vids_at(i, j), f.triangles_at(i, j));
+            for (vid, tri) in [(vids.0, tris.0), (vids.1, tris.1)] {
+                let (Some(mut v), Some(tri)) = (vid, tri) else { continue };
+                let mut p = [tri.a, tri.b, tri.c];
+                if (p[1] - p[0]).cross(p[2] - p[0]).y < 0.0 {
+                    v.swap(1, 2);
+                    p.swap(1, 2);
+                }
+                for (id, at) in v.into_iter().zip(p) {
+                    let slot = &mut place[id as usize];
+                    if *slot == u32::MAX {
+                        *slot = positions.len() as u32;
+                        positions.push(at);
+                    }
+                    indices.push(*slot);
+                }
+            }
         }
-        let base = positions.len() as u32;
-        positions.extend([a, b, c]);
-        indices.extend([base, base + 1, base + 2]);
     }
     (positions, indices)
 }
@@ -195,9 +211,16 @@ mod tests {
         let f = HeightField::new(heights, Vector::new(4.0, 1.0, 3.0));
         let (p, i) = heightfield_triangles(&f);
         assert_eq!(i.len() / 3, f.triangles().count());
-        for t in i.chunks_exact(3) {
+        // One vertex per grid point, and parry's triangles, each with its corners, facing up.
+        assert_eq!(p.len(), 20);
+        for (t, tri) in i.chunks_exact(3).zip(f.triangles()) {
             let [a, b, c] = [p[t[0] as usize], p[t[1] as usize], p[t[2] as usize]];
             assert!((b - a).cross(c - a).y > 0.0);
+            let mut ours = [a, b, c].map(|v| v.to_array().map(f32::to_bits));
+            let mut parrys = [tri.a, tri.b, tri.c].map(|v| v.to_array().map(f32::to_bits));
+            ours.sort_unstable();
+            parrys.sort_unstable();
+            assert_eq!(ours, parrys);
         }
         let cache = LevelMeshes::default();
         let shape = SharedShape::new(f);
