@@ -104,6 +104,9 @@ pub fn simulate(
             let mesh = &scene.meshes[trajectory.mesh_of[i]];
             let centre = p.transform_point(mesh.aabb().center());
             lost_bodies[i] |= lost(scene, mesh, centre);
+            // A body lost (not finite, off the floor, or far below the ground) counts as tunnelled
+            // too, wherever it went.
+            tunnelled[i] |= lost_bodies[i];
             if !scene.over_ground(centre) {
                 continue;
             }

@@ -219,7 +219,7 @@ fn plates_from_shifted_starts_stay_on_top_gpu() {
 /// difference. Both thicknesses are printed; the 1 mm plate's count is asserted.
 #[test]
 fn without_motion_rays_plates_pass_through() {
-    for (thickness, least) in [(0.01, 0), (0.001, 4)] {
+    for (thickness, least) in [(0.01, None), (0.001, Some(4))] {
         let top = plate(0.5, thickness, &format!("plate 1 x {thickness} x 1"));
         let bottom = plate(0.75, thickness, &format!("plate 1.5 x {thickness} x 1.5"));
         let through = [0.0, 10.0, 20.0]
@@ -230,7 +230,9 @@ fn without_motion_rays_plates_pass_through() {
             })
             .count();
         println!("{} without motion rays: {through} of 12 drops passed through", top.name());
-        assert!(through >= least, "only {through} of 12 drops passed through without the motion rays");
+        if let Some(least) = least {
+            assert!(through >= least, "only {through} of 12 drops passed through without the motion rays");
+        }
     }
 }
 

@@ -1731,16 +1731,15 @@ impl GpuNarrowPhase {
         let mut waited = Duration::ZERO;
         let mut readback = gpu.small_bytes;
         // What `try_collect` found mapped is not waited for (nor counted).
+        // The small read mapped means the step's submission is done: nothing to wait for then.
         let t = Instant::now();
-        if let Some(submission) = gpu.submission.clone() {
-            self.wait(submission)?;
-        }
         let mapped =
             |rx: &MapReceiver| crate::readback::await_mapping(&self.device, rx, self.options.timeout);
         if !gpu.small_done {
+            if let Some(submission) = gpu.submission.clone() {
+                self.wait(submission)?;
+            }
             mapped(&gpu.small_rx)?;
-        }
-        if gpu.submission.is_some() || !gpu.small_done {
             waited += t.elapsed();
         }
         let b = &self.bufs;
@@ -1817,8 +1816,14 @@ impl GpuNarrowPhase {
             // the staging buffer big enough for next time.
             let bytes = totals.read * contact_size;
             let c = match &gpu.reread {
-                // Read by `try_collect`'s second read, mapped by now.
+                // Read by `try_collect`'s second read: mapped by now if `try_collect` saw it done,
+                // else waited for here (`collect` after a `try_collect` that started it).
                 Some(r) => {
+                    if !r.done {
+                        let t = Instant::now();
+                        crate::readback::await_mapping(&self.device, &r.rx, self.options.timeout)?;
+                        waited += t.elapsed();
+                    }
                     // Nothing read back (no record of the step is read): an empty range cannot be
                     // viewed.
                     let data = if r.bytes == 0 {

@@ -12,6 +12,7 @@ fn exclusive_scan_matches_the_cpu() {
     for n in [1usize, 5, 1023, 1024, 1025, 4097, 300_000, 1_100_000] {
         let data: Vec<u32> = (0..n).map(|_| rng.random_range(0..3u32)).collect();
         let gpu = rtcd_wgpu::scan::exclusive_scan(&d.device, &d.queue, &data).unwrap();
+        assert_eq!(gpu.len(), n, "n = {n}");
         let mut acc = 0u32;
         for (i, (x, g)) in data.iter().zip(&gpu).enumerate() {
             assert_eq!(*g, acc, "n = {n}, index {i}");

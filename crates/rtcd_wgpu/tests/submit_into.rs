@@ -103,6 +103,28 @@ fn a_step_in_the_callers_encoder_matches_one_the_backend_submits() {
     assert!(points > 500, "too few manifold points to compare: {points}");
 }
 
+/// `collect` right after a `try_collect` that started the second read (the contacts outgrew the
+/// first read's guess) waits for that read instead of taking it for mapped, and gives the results
+/// of a step the backend collects on its own.
+#[test]
+fn collect_after_try_collect_started_the_second_read() {
+    let d = common::device();
+    let scene = common::Scene::random(160, 9);
+    let params = RtcdParams::from_meshes(&scene.meshes.iter().collect::<Vec<_>>());
+    let opts = StepOptions { prediction_distance: 0.02, ..Default::default() };
+    let input = inputs(&scene, 1000, None);
+    let mut reference = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+    let expected = reference.step(&input, &opts).unwrap();
+    let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+    gpu.submit(&input, &opts).unwrap();
+    // The first read mapped: `try_collect` sees more contacts than it held and starts the second.
+    d.device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None }).unwrap();
+    assert!(gpu.try_collect().is_none(), "the first read held every contact");
+    let out = gpu.collect().unwrap();
+    assert!(out.metrics.readback_bytes > FIRST_READ_CONTACTS * std::mem::size_of::<GpuContactOut>() as u64);
+    assert_same_manifolds(&expected, &out, "collect after try_collect");
+}
+
 /// A first step with more contact and prediction records than the outputs start with (65,536): the
 /// backend grows them and compacts again, in `collect` (waiting) and in `try_collect` (a second
 /// submission, collected later), with the same results as each other and the same rays and
