@@ -216,9 +216,6 @@ fn run_specs(kind: Ground, gpu: bool, levels: bool, specs: &[Spec], sink: f32) -
             m.held_points,
             m.cache
         );
-        if tick % 5 != 4 && tick < TICKS - REST_TICKS {
-            continue;
-        }
         for (k, b) in bodies.iter().enumerate() {
             let pose = w.pose(b.handle);
             let size = size(&b.mesh);
@@ -396,7 +393,7 @@ fn thin_specs() -> Vec<Spec> {
 const THIN_SINK: f32 = 2.0;
 
 /// The thin bodies rest on `kind` as on the cuboid ground: no body leaves the ground's footprint or
-/// sinks half its size at any tick ([`run_specs`]), and at rest each is at most 1 % of its size
+/// sinks [`THIN_SINK`] times its size at any tick ([`run_specs`]), and at rest each is at most 1 % of its size
 /// under the surface, and at most Rapier's allowed error deeper than on the cuboid.
 fn thin_bodies_rest(kind: Ground, gpu: bool, cuboid: &Outcome) {
     let specs = thin_specs();
