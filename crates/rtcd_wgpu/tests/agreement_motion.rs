@@ -7,7 +7,8 @@
 //! record, so most of their ticks are quiet steps, which the CPU backend skips whole, motion rays
 //! included: the GPU backend must skip them too. Each tick: the same motion rays and motion
 //! contacts (counts), the same pairs marked moving, and every contact both backends keep for a pair
-//! (named by its features) at the same depth within 1e-5 m: the motion rays' contacts are made on
+//! (named by its features) at the same depth within 1e-5 m, at most 0.1 % of the contacts kept by
+//! one backend only (none in the runs so far): the motion rays' contacts are made on
 //! the host by the same function from the same poses, the vertex rays' agree within the device's
 //! rounding. From the second tick on, the pairs' paths are traced on the device (the first tick's
 //! pairs are new in their slots, whose last poses the device does not have yet), except in a step
@@ -108,6 +109,7 @@ fn run(tracer: TracerKind, reprojection: bool) {
         ..Default::default()
     };
     let (mut rays, mut contacts, mut moving_pairs, mut compared) = (0u64, 0u64, 0usize, 0usize);
+    let (mut total, mut unmatched) = (0usize, 0usize);
     let (mut on_device, mut short) = (0u64, 0usize);
     let size = 1.0f32;
     for tick in 1..TICKS {
@@ -145,24 +147,36 @@ fn run(tracer: TracerKind, reprojection: bool) {
         for (k, (cp, gp)) in c.pairs.iter().zip(&g.pairs).enumerate() {
             assert_eq!(cp.moving, gp.moving, "tick {tick}, pair {k}: moving");
             moving_pairs += usize::from(cp.moving);
-            // The contacts both backends kept (motion rays' and vertex rays'), by their features.
+            // The contacts both backends kept (motion rays' and vertex rays'), by their features;
+            // those only one of them kept are counted.
+            total += cp.contacts.len() + gp.contacts.len();
+            unmatched += gp
+                .contacts
+                .iter()
+                .filter(|y| !cp.contacts.iter().any(|x| features(x) == features(y)))
+                .count();
             for x in &cp.contacts {
-                if let Some(y) = gp.contacts.iter().find(|y| features(y) == features(x)) {
-                    assert!(
-                        (x.dist - y.dist).abs() <= 1e-5 * size,
-                        "tick {tick}, pair {k}: {:?} at {} (CPU) and {} (GPU)",
-                        features(x),
-                        x.dist,
-                        y.dist
-                    );
-                    compared += 1;
-                }
+                let Some(y) = gp.contacts.iter().find(|y| features(y) == features(x)) else {
+                    unmatched += 1;
+                    continue;
+                };
+                assert!(
+                    (x.dist - y.dist).abs() <= 1e-5 * size,
+                    "tick {tick}, pair {k}: {:?} at {} (CPU) and {} (GPU)",
+                    features(x),
+                    x.dist,
+                    y.dist
+                );
+                compared += 1;
             }
         }
     }
     println!(
-        "{tracer:?}, re-projection {reprojection}: motion rays {rays}, motion contacts {contacts}, moving pair-ticks {moving_pairs}, contacts compared {compared}, pair-ticks traced on the device {on_device}, steps whose hits outgrew their read {short}"
+        "{tracer:?}, re-projection {reprojection}: motion rays {rays}, motion contacts {contacts}, moving pair-ticks {moving_pairs}, contacts compared {compared}, kept by one backend only {unmatched} of {total}, pair-ticks traced on the device {on_device}, steps whose hits outgrew their read {short}"
     );
+    // At most 0.1 % of the contacts kept by one backend only (a relative pose made on the device
+    // rounds a hair apart from the host's).
+    assert!(unmatched * 1000 <= total, "{unmatched} of {total} contacts kept by one backend only");
     assert!(on_device > 200, "the device must trace the paths: {on_device} pair-ticks");
     assert!(short <= 2, "{short} steps' motion hits outgrew their read");
     assert!(rays > 1_000, "the scene must cast motion rays: {rays}");
