@@ -302,7 +302,9 @@ struct Reread {
 
 /// The GPU narrow phase. See the module docs; the contract of [`GpuNarrowPhase::step`] is that of
 /// `rtcd::NarrowPhase::step`, except that [`StepOptions::measure_errors`] is not supported (no
-/// comparison is made) and recorded rays are those that ended in a contact or a prediction.
+/// comparison is made), recorded rays are those that ended in a contact or a prediction, and a
+/// held pair ([`PairInput::hold`]) is traced like any other, as its docs allow: its state moves on
+/// and it is not counted in [`StepMetrics::held_pairs`].
 ///
 /// Each step's [`StepMetrics`] also give what the step cost the host: [`StepMetrics::host_time`]
 /// (the host's time in `submit` and `collect`, waits excluded), [`StepMetrics::device_wait`] (the

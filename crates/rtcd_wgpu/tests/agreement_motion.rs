@@ -8,7 +8,7 @@
 //! included: the GPU backend must skip them too. Each tick: the same motion rays and motion
 //! contacts (counts), the same pairs marked moving, and every contact both backends keep for a pair
 //! (named by its features) at the same depth within 1e-5 m, at most 0.1 % of the contacts kept by
-//! one backend only (none in the runs so far): the motion rays' contacts are made on
+//! one backend only (none on lavapipe): the motion rays' contacts are made on
 //! the host by the same function from the same poses, the vertex rays' agree within the device's
 //! rounding. From the second tick on, the pairs' paths are traced on the device (the first tick's
 //! pairs are new in their slots, whose last poses the device does not have yet), except in a step
