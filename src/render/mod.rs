@@ -44,9 +44,10 @@ use rtcd_wgpu::{GpuNarrowPhase, GpuOptions};
 use crate::{RtcdNarrowPhase, RtcdSettings, plugin::RtcdSystems};
 
 /// Messages the main world may leave for the render world before it takes them: it takes every one
-/// each frame, so normally one or two wait. When the render world stops taking them (rendering
-/// stopped after a device error), newer batches are not sent, and counted as dropped.
-const QUEUED_BATCHES: usize = 4;
+/// each frame, so as many wait as fixed ticks ran in the frame (Bevy's clock advances at most
+/// 250 ms a frame: 15 ticks at 60 Hz, 60 at 240 Hz). When the render world stops taking them
+/// (rendering stopped after a device error), newer batches are not sent, and counted as dropped.
+const QUEUED_BATCHES: usize = 64;
 
 /// The longest the main world waits for the first results (the kernels' first run, compiled by a
 /// driver with a cold cache, can take minutes on a software adapter), unless
