@@ -252,8 +252,9 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
 
 /// Whether the closed surface `outer` (triangles of `triangles`) wholly encloses the surface
 /// `inner`: `inner`'s box lies within `outer`'s, and every vertex of `inner` is inside `outer` by ray
-/// parity (the majority of three skewed rays, in f64). Two closed parts that pass through each
-/// other (an arm through a torso) have vertices on both sides, and are not nested.
+/// parity (the majority of three skewed rays, tested as the tracers test a triangle). Two closed
+/// parts that pass through each other (an arm through a torso) have vertices on both sides, and are
+/// not nested.
 fn encloses(p: &[Vec3], triangles: &[[u32; 3]], outer: &[u32], inner: &[u32]) -> bool {
     let bounds = |members: &[u32]| {
         members
@@ -267,37 +268,26 @@ fn encloses(p: &[Vec3], triangles: &[[u32; 3]], outer: &[u32], inner: &[u32]) ->
     if !(ilo.cmpge(olo).all() && ihi.cmple(ohi).all()) {
         return false;
     }
-    const RAYS: [glam::DVec3; 3] = [
-        glam::DVec3::new(0.872_9, 0.315_4, 0.372_1),
-        glam::DVec3::new(-0.291_1, 0.913_1, -0.285_7),
-        glam::DVec3::new(0.332_0, -0.271_3, -0.903_4),
+    // Skewed directions, along no axis-aligned edge or face.
+    const RAYS: [Vec3; 3] = [
+        Vec3::new(0.872_9, 0.315_4, 0.372_1),
+        Vec3::new(-0.291_1, 0.913_1, -0.285_7),
+        Vec3::new(0.332_0, -0.271_3, -0.903_4),
     ];
-    let crossings = |o: glam::DVec3, d: glam::DVec3| {
+    let crossings = |o: Vec3, d: Vec3| {
         outer
             .iter()
             .filter(|&&t| {
-                let [a, b, c] = triangles[t as usize].map(|i| p[i as usize].as_dvec3());
-                let (e1, e2) = (b - a, c - a);
-                let q = d.cross(e2);
-                let det = e1.dot(q);
-                if det.abs() < 1e-300 {
-                    return false;
-                }
-                let s = o - a;
-                let u = s.dot(q) / det;
-                let r = s.cross(e1);
-                let v = d.dot(r) / det;
-                u >= 0.0 && v >= 0.0 && u + v <= 1.0 && e2.dot(r) / det > 0.0
+                let [a, b, c] = triangles[t as usize].map(|i| p[i as usize]);
+                crate::ray::ray_triangle(o, d, a, b, c)
+                    .is_some_and(|h| h.u >= 0.0 && h.v >= 0.0 && h.u + h.v <= 1.0 && h.t > 0.0)
             })
             .count()
     };
     let mut vertices: Vec<u32> = inner.iter().flat_map(|&t| triangles[t as usize]).collect();
     vertices.sort_unstable();
     vertices.dedup();
-    vertices.iter().all(|&v| {
-        let o = p[v as usize].as_dvec3();
-        RAYS.iter().filter(|&&d| crossings(o, d) % 2 == 1).count() >= 2
-    })
+    vertices.iter().all(|&v| RAYS.iter().filter(|&&d| crossings(p[v as usize], d) % 2 == 1).count() >= 2)
 }
 
 /// The signed volume of the tetrahedron (`origin`, a, b, c) of triangle `t`, in f64: summed over a
