@@ -1793,7 +1793,10 @@ impl GpuNarrowPhase {
         }
         let contact_size = std::mem::size_of::<GpuContactOut>() as u64;
         let overflow = self.overflows(totals);
-        let in_staging = !overflow && totals.read <= gpu.estimate;
+        // A second read that `try_collect` started holds the whole range: it is the one read (the
+        // outputs it grew no longer overflow, but the first read may not hold what was compacted
+        // again).
+        let in_staging = gpu.reread.is_none() && !overflow && totals.read <= gpu.estimate;
         let mut contacts: Vec<GpuContactOut> = Vec::new();
         if in_staging && totals.read > 0 {
             let view = self.bufs.big_staging.get_mapped_range(0..totals.read * contact_size);
