@@ -39,7 +39,7 @@ use bevy_rapier3d::prelude::{
 };
 use rtcd::{BackendError, RtcdParams, StepOutput};
 use rtcd_rapier::Batch;
-use rtcd_wgpu::{GpuNarrowPhase, GpuOptions};
+use rtcd_wgpu::{GpuNarrowPhase, GpuOptions, KERNELS_FIRST_RUN};
 
 use crate::{RtcdNarrowPhase, RtcdSettings, plugin::RtcdSystems};
 
@@ -48,11 +48,6 @@ use crate::{RtcdNarrowPhase, RtcdSettings, plugin::RtcdSystems};
 /// 250 ms a frame: 15 ticks at 60 Hz, 60 at 240 Hz). When the render world stops taking them
 /// (rendering stopped after a device error), newer batches are not sent, and counted as dropped.
 const QUEUED_BATCHES: usize = 64;
-
-/// The longest the main world waits for the first results (the kernels' first run, compiled by a
-/// driver with a cold cache, can take minutes on a software adapter), unless
-/// `RtcdSettings::gpu_timeout` is longer.
-const FIRST_RESULTS: Duration = Duration::from_secs(300);
 
 enum ToRender {
     Backend(Box<RenderGpu>),
@@ -212,7 +207,8 @@ pub(crate) fn pipelined_detect(
         // for longer than the timeout (the render world stopped taking batches, as when rendering
         // stops after a device error) is a failure of the mode.
         None => {
-            let limit = if state.results_tick.is_some() { timeout } else { timeout.max(FIRST_RESULTS) };
+            // The first results may take as long as the kernels' first run, as the backend allows.
+            let limit = if state.results_tick.is_some() { timeout } else { timeout.max(KERNELS_FIRST_RUN) };
             if let Some(since) = state.awaiting_since
                 && since.elapsed() > limit
             {

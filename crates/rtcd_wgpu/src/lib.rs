@@ -34,4 +34,6 @@ pub mod shaders;
 
 pub use device::{DeviceOptions, GpuDevice, create_device};
 pub use error::GpuError;
-pub use narrow_phase::{FIRST_READ_CONTACTS, GpuNarrowPhase, GpuOptions, HostPhases, KernelTimings};
+pub use narrow_phase::{
+    FIRST_READ_CONTACTS, GpuNarrowPhase, GpuOptions, HostPhases, KERNELS_FIRST_RUN, KernelTimings,
+};

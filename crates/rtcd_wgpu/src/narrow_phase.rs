@@ -116,7 +116,7 @@ pub struct HostPhases {
 
 /// The longest the kernels' first run may take, when the backend is made (their compilation, on a
 /// driver that compiles them then), unless [`GpuOptions::timeout`] is longer.
-const KERNELS_FIRST_RUN: Duration = Duration::from_secs(300);
+pub const KERNELS_FIRST_RUN: Duration = Duration::from_secs(300);
 
 /// The most motion paths a step leaves to the device (an upper bound: every vertex of a pair's
 /// two meshes); the device counts, scans and dispatches them in 32 bits.

@@ -374,8 +374,10 @@ impl RtcdMesh {
             back_faces: None,
             component_vertices: Vec::new(),
         };
-        mesh.component_vertices = component_vertices(mesh.positions.len(), &mesh.triangles);
-        mesh.exit_distances = mesh.compute_exit_distances();
+        let component = vertex_components(mesh.positions.len(), &mesh.triangles);
+        mesh.component_vertices =
+            (0..component.len() as u32).filter(|&v| component[v as usize] == v).collect();
+        mesh.exit_distances = mesh.compute_exit_distances(&component);
         (mesh.length_scale, mesh.half_thickness) = mesh.compute_length_scale();
         mesh
     }
@@ -411,14 +413,14 @@ impl RtcdMesh {
     /// A vertex that shares its position with a copy (a non-manifold vertex split by
     /// [`clean`]) starts its ray a hair further in: the copy's triangles meet the ray at its
     /// origin, and would end it there.
-    fn compute_exit_distances(&self) -> Vec<f32> {
+    /// `component`: each vertex's connected component ([`vertex_components`]).
+    fn compute_exit_distances(&self, component: &[u32]) -> Vec<f32> {
         let diag = self.aabb.extents().length();
         let mut at: std::collections::HashMap<[u32; 3], u32> = std::collections::HashMap::new();
         for p in &self.positions {
             *at.entry(p.to_array().map(f32::to_bits)).or_default() += 1;
         }
         let start = COPY_RAY_START * diag;
-        let component = vertex_components(self.positions.len(), &self.triangles);
         (0..self.positions.len())
             .map(|v| {
                 let (p, dir) = (self.positions[v], -self.normals[v]);
@@ -646,14 +648,8 @@ impl RtcdMesh {
     }
 }
 
-/// The lowest vertex index of each connected component of `triangles` (vertices joined by their
-/// triangles' edges), in increasing order; `vertex_count` vertices, all used by some triangle.
-fn component_vertices(vertex_count: usize, triangles: &[[u32; 3]]) -> Vec<u32> {
-    let of = vertex_components(vertex_count, triangles);
-    (0..vertex_count as u32).filter(|&v| of[v as usize] == v).collect()
-}
-
-/// Each vertex's connected component of `triangles`, as the component's lowest vertex index.
+/// Each vertex's connected component of `triangles` (vertices joined by their triangles' edges), as
+/// the component's lowest vertex index; `vertex_count` vertices, all used by some triangle.
 fn vertex_components(vertex_count: usize, triangles: &[[u32; 3]]) -> Vec<u32> {
     // Union-find, each set's root its lowest vertex.
     let mut parent: Vec<u32> = (0..vertex_count as u32).collect();
