@@ -65,11 +65,12 @@ while [[ $# -gt 0 ]]; do
         *) die "unknown argument $1 (--help lists them)" ;;
     esac
 done
-# Full scale: rtcd_bench at most 5.5 min, each headless run at most 1 min (8 minutes in all).
+# Full scale: rtcd_bench at most 4.5 min, each of the three headless runs at most 55 s: 435 s, with
+# the unpacking and a killed run's 15 s grace under 8 minutes.
 if [[ $quick -eq 1 ]]; then
     bench_timeout="${bench_timeout:-900}"; headless_timeout="${headless_timeout:-300}"
 else
-    bench_timeout="${bench_timeout:-330}"; headless_timeout="${headless_timeout:-60}"
+    bench_timeout="${bench_timeout:-270}"; headless_timeout="${headless_timeout:-55}"
 fi
 
 work="$(mktemp -d)"
@@ -133,10 +134,10 @@ args=(--gpu on --json --scene 1,2 --variants "$variants" --compare none --no-err
 say ""
 say "== rtcd_bench ${args[*]}  (at most ${bench_timeout} s)"
 start=$SECONDS
-timeout "$bench_timeout" "$bench" "${args[@]}" >"$out/bench.json" 2>"$out/bench.log"
+timeout -k 15 "$bench_timeout" "$bench" "${args[@]}" >"$out/bench.json" 2>"$out/bench.log"
 rc=$?
 say "rtcd_bench: exit $rc after $((SECONDS - start)) s"
-[[ $rc -eq 124 ]] && fail "rtcd_bench ran past ${bench_timeout} s"
+[[ $rc -eq 124 || $rc -eq 137 ]] && fail "rtcd_bench ran past ${bench_timeout} s"
 [[ $rc -ne 0 && $rc -ne 124 ]] && { fail "rtcd_bench exited $rc"; tail -n 20 "$out/bench.log" | tee -a "$summary"; }
 adapter="$(grep -o '"gpu":"[^"]*"' "$out/bench.json" | head -n1 | cut -d'"' -f4)"
 say "rtcd_bench adapter: ${adapter:-none}"
@@ -156,17 +157,9 @@ for k in 1 2; do
     [[ -n "$f" ]] && cp "$f" "$out/"
 done
 
-# 2. The headless example with the GPU backend. It reads its meshes from the checkout it was built
-# in (rtcd_scenes::assets_dir): where that path is missing here, it is made to point at the meshes.
-build_root="$(cat "$bin_dir/build_root" 2>/dev/null || true)"
-if [[ -n "$build_root" && ! -d "$build_root/crates/rtcd_scenes/../../assets/meshes" ]]; then
-    if mkdir -p "$build_root/crates/rtcd_scenes" "$build_root/assets" 2>/dev/null \
-        && ln -sfn "$assets" "$build_root/assets/meshes"; then
-        say "linked $build_root/assets/meshes -> $assets (the example's compiled-in mesh folder)"
-    else
-        say "warning: cannot create $build_root/assets/meshes; the example may not find its meshes"
-    fi
-fi
+# 2. The headless example with the GPU backend. It reads its meshes from the folder that
+# RTCD_ASSETS_DIR names (rtcd_scenes::assets_dir), not from the checkout it was built in.
+export RTCD_ASSETS_DIR="$assets"
 ex_args=(--headless)
 if [[ $quick -eq 1 ]]; then ex_args+=(--count 64 --steps 120); else ex_args+=(--count 512 --steps 600); fi
 # The CPU backend first, on the same machine's cores: what the GPU runs are measured against.
@@ -177,12 +170,12 @@ for mode in "${modes[@]}"; do
     say ""
     say "== falling_objects ${ex_args[*]} --backend $mode  (at most ${headless_timeout} s)"
     start=$SECONDS
-    timeout "$headless_timeout" "$example" "${ex_args[@]}" --backend "$mode" >"$log" 2>&1
+    timeout -k 15 "$headless_timeout" "$example" "${ex_args[@]}" --backend "$mode" >"$log" 2>&1
     rc=$?
     awk '/^== falling_objects:/ {on=1} on; /^wall time:/ {on=0}' "$log" | tee -a "$summary"
     grep -E '^(FAILED|note|pipelined):' "$log" | tee -a "$summary"
     say "falling_objects --backend $mode: exit $rc after $((SECONDS - start)) s"
-    [[ $rc -eq 124 ]] && fail "falling_objects --backend $mode ran past ${headless_timeout} s"
+    [[ $rc -eq 124 || $rc -eq 137 ]] && fail "falling_objects --backend $mode ran past ${headless_timeout} s"
     [[ $rc -ne 0 && $rc -ne 124 ]] && { fail "falling_objects --backend $mode exited $rc"; tail -n 15 "$log" | tee -a "$summary"; }
     backend="$(grep -m1 '^== falling_objects:' "$log" | sed 's/.*, backend //')"
     [[ "$mode" == cpu ]] && continue

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests and the example need on a fresh Debian bookworm machine: a C compiler
 # and linker (Rust links through `cc`, and some build scripts compile C), Mesa 25 (lavapipe,
-# Vulkan 1.4) from bookworm-backports, the Vulkan loader, and Xvfb.
+# Vulkan 1.4) from bookworm-backports, the Vulkan loader, Xvfb, and the X libraries that winit
+# loads at run time for the windowed example (libXcursor, libXi, libX11-xcb).
 # Idempotent: does nothing when everything is there already. Needs root (CI has it).
 set -euo pipefail
 
@@ -12,14 +13,16 @@ have_mesa25() {
     [[ -n "$v" ]] && dpkg --compare-versions "$v" ge 25 && [[ -f /usr/share/vulkan/icd.d/lvp_icd.x86_64.json || -n $(ls /usr/share/vulkan/icd.d/lvp_icd.*.json 2>/dev/null) ]]
 }
 have_mesa25 || need+=(mesa)
-for p in gcc libc6-dev libvulkan1 xvfb xauth pkg-config libudev-dev libxkbcommon-x11-0 libx11-dev; do
+pkgs=(gcc libc6-dev libvulkan1 xvfb xauth pkg-config libudev-dev libxkbcommon-x11-0 libx11-dev libxcursor1 libxi6 libx11-xcb1)
+for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
 done
 [[ ${#need[@]} -eq 0 ]] && exit 0
 
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then
-    if command -v sudo >/dev/null; then SUDO=sudo; else
+    # Never waits for a password; sudo's env_reset would drop DEBIAN_FRONTEND, so it goes through env.
+    if command -v sudo >/dev/null; then SUDO="sudo -n env DEBIAN_FRONTEND=noninteractive"; else
         echo "install-deps: need root to install: ${need[*]}" >&2; exit 1
     fi
 fi
@@ -27,7 +30,8 @@ export DEBIAN_FRONTEND=noninteractive
 
 # Mesa 25 comes from bookworm-backports. Where the apt sources have no entry for it, add one on the
 # mirror the machine's own bookworm entry uses; this script names no package host itself.
-if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+# A commented-out entry does not count.
+if ! grep -rqsE '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
     mirror=$(grep -rhs -E '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/ \
         | grep -v security | grep -oE 'https?://[^ ]+/debian/?' | head -n1 || true)
     if [[ -z "$mirror" ]]; then
@@ -42,4 +46,7 @@ if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.
 fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq -t bookworm-backports mesa-vulkan-drivers libvulkan1
-$SUDO apt-get install -y -qq gcc libc6-dev xvfb xauth pkg-config libudev-dev libxkbcommon-x11-0 libx11-dev
+# The rest from bookworm itself (the loader came with Mesa above).
+rest=()
+for p in "${pkgs[@]}"; do [[ "$p" == libvulkan1 ]] || rest+=("$p"); done
+$SUDO apt-get install -y -qq "${rest[@]}"

@@ -12,9 +12,8 @@
 #    target/release/vulkan/, beside the binaries: gpu_device_bench.sh puts that folder on
 #    LD_LIBRARY_PATH. Where the download fails, the loader of this machine is copied instead.
 # 3. A compact bundle, DIR (default target/device_bench): bin/ (the two binaries, without debug
-#    information), vulkan/, assets/meshes/ (the scenes' meshes), build_root (this checkout's absolute
-#    path: the example reads its meshes from the path it was built at; also written to
-#    target/release/build_root) and gpu_device_bench.sh; and
+#    information), vulkan/, assets/meshes/ (the scenes' meshes; gpu_device_bench.sh points the
+#    example at them with RTCD_ASSETS_DIR) and gpu_device_bench.sh; and
 #    DIR.tar.gz, the same packed (the example alone is over 80 MB unpacked).
 #
 # On the GPU machine, from a checkout of this repository or anywhere:
@@ -27,12 +26,18 @@ out="target/device_bench"
 build=1
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --out) out="$2"; shift 2 ;;
+        --out) [[ $# -ge 2 ]] || { echo "pack_device_bench: --out needs a folder" >&2; exit 2; }; out="$2"; shift 2 ;;
         --no-build) build=0; shift ;;
         -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "pack_device_bench: unknown argument $1" >&2; exit 2 ;;
     esac
 done
+# The bundle folder is emptied first: only a folder under target/ is taken.
+case "$out" in
+    target/?*|"$root"/target/?*) ;;
+    *) echo "pack_device_bench: --out must be a folder under target/ (it is emptied first)" >&2; exit 2 ;;
+esac
+[[ "$out" != *..* ]] || { echo "pack_device_bench: --out must not contain .." >&2; exit 2; }
 [[ "$(uname -m)" == x86_64 ]] || { echo "pack_device_bench: builds here are $(uname -m), the GPU machines are x86_64" >&2; exit 1; }
 
 rel=target/release
@@ -71,8 +76,6 @@ strip -o "$out/bin/falling_objects" "$rel/examples/falling_objects"
 cp -a "$vk" "$out/vulkan"
 cp -a assets/meshes "$out/assets/meshes"
 cp scripts/gpu_device_bench.sh "$out/"
-echo "$root" >"$out/build_root"
-echo "$root" >"$rel/build_root"
 tar -C "$(dirname "$out")" -czf "$out.tar.gz" "$(basename "$out")"
 
 echo

@@ -11,8 +11,25 @@ trap 'rm -f "$log"' EXIT
 echo "== cargo fmt --check"
 cargo fmt --all --check
 
+# Every test binary runs (--no-fail-fast), so a failure in one does not hide the others'; the
+# suite's status is kept and returned after the closing line below.
 echo "== cargo test"
-cargo test --workspace --locked 2>&1 | tee "$log"
+set +e
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log"
+test_rc=${PIPESTATUS[0]}
+set -e
+# One closing line for the whole suite (cargo prints one per test binary).
+summary() {
+    local passed failed
+    passed=$(grep -oE '^test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
+    failed=$(grep -oE '^test result: [a-zA-Z]+\. [0-9]+ passed; [0-9]+ failed' "$log" | awk '{s+=$6} END {print s+0}')
+    echo "tests: $passed passed, $failed failed"
+}
+if [[ $test_rc -ne 0 ]]; then
+    summary
+    echo "cargo test failed (exit $test_rc)" >&2
+    exit "$test_rc"
+fi
 
 echo "== cargo clippy (warnings denied)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
@@ -37,7 +54,4 @@ cargo run --locked -p rtcd_headless_app
 echo "== rtcd_bench --quick"
 cargo run --release --locked -p rtcd_bench -- --quick
 
-# One closing line for the whole suite (cargo prints one per test binary).
-passed=$(grep -oE 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
-failed=$(grep -oE '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
-echo "tests: $passed passed, $failed failed"
+summary

@@ -35,9 +35,22 @@ pub const GROUND_TOP: f32 = 0.0;
 /// The meshes of the avalanche (files `{name}.obj` in the assets' mesh folder), used in turn.
 pub const AVALANCHE_MESHES: [&str; 3] = ["torus_900", "blob_900", "bent_tube_896"];
 
-/// The repository's `assets/meshes` folder (absolute, so any working directory works).
+/// The environment variable that names the mesh folder for [`assets_dir`], for binaries run away
+/// from the checkout they were built in.
+pub const ASSETS_DIR_VAR: &str = "RTCD_ASSETS_DIR";
+
+/// The mesh folder: [`ASSETS_DIR_VAR`] where it is set and not empty, else the repository's
+/// `assets/meshes` folder (absolute, so any working directory works).
 pub fn assets_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/meshes")
+    assets_dir_from(std::env::var_os(ASSETS_DIR_VAR))
+}
+
+/// [`assets_dir`] with `var` as the value of [`ASSETS_DIR_VAR`] (`None`: not set).
+pub fn assets_dir_from(var: Option<std::ffi::OsString>) -> PathBuf {
+    match var {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/meshes"),
+    }
 }
 
 /// Loads `dir/{name}.obj`; the error names the file.
