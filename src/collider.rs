@@ -2,7 +2,9 @@
 //! what the plugin built from it.
 //!
 //! The plugin reads the mesh (a Bevy mesh asset, an OBJ file or a caller-built [`RtcdMesh`]), scales it
-//! by the entity's global scale and validates it with [`RtcdMesh::new`]. Every source is then treated
+//! by the entity's global scale (what of its global transform bevy_rapier's rotation and translation
+//! do not carry: mirrors, and the shear of a child rotated under a non-uniform scale; `baked_map`)
+//! and validates it with [`RtcdMesh::new`]. Every source is then treated
 //! alike:
 //!
 //! - **Valid**: a custom parry shape wrapping the triangle mesh, which our narrow phase handles (broad
@@ -28,7 +30,7 @@ use bevy::{
     platform::collections::HashMap,
     prelude::*,
 };
-use bevy_rapier3d::prelude::{Collider, ColliderScale};
+use bevy_rapier3d::prelude::{Collider, ColliderScale, RigidBody};
 use rtcd::{MeshError, RtcdMesh};
 use rtcd_rapier::{RtcdShape, RtcdShapeData, parry3d::shape::SharedShape};
 
@@ -36,10 +38,12 @@ use rtcd_rapier::{RtcdShape, RtcdShapeData, parry3d::shape::SharedShape};
 /// the plugin inserts the Rapier `Collider` and an [`RtcdColliderState`] once the mesh is available.
 /// Do not add a `Collider` yourself.
 ///
-/// The collider's scale is baked in when it is built (the entity's global scale at that moment) and
+/// The collider's scale is baked in when it is built (the entity's global scale at that moment, its
+/// mirrors and shear included, so that the collider has the shape the mesh is drawn with) and
 /// not followed afterwards. Replacing the component (inserting another `RtcdCollider`) builds the
 /// collider again, as does a change to its mesh asset (`AssetEvent::Modified`); removing it removes
-/// the Rapier `Collider` and the [`RtcdColliderState`] the plugin inserted.
+/// the Rapier `Collider` and the [`RtcdColliderState`] the plugin inserted (a `Collider` inserted in
+/// its place stays).
 #[derive(Component, Clone, Debug)]
 pub struct RtcdCollider {
     source: ColliderSource,
@@ -136,6 +140,22 @@ fn open_mesh_warning(mesh: &RtcdMesh) -> Option<String> {
     ))
 }
 
+/// The Rapier `Collider` the plugin inserted on an entity (the address of its shape): when the
+/// `RtcdCollider` goes, that collider goes with it, and a `Collider` the user put in its place stays.
+#[derive(Component, Clone, Copy, Debug)]
+pub(crate) struct RtcdBuilt(usize);
+
+impl RtcdBuilt {
+    fn of(collider: &Collider) -> Self {
+        Self(Arc::as_ptr(&collider.raw.0).cast::<()>() as usize)
+    }
+
+    /// Whether `collider` is the one the plugin inserted.
+    fn built(self, collider: &Collider) -> bool {
+        Self::of(collider).0 == self.0
+    }
+}
+
 /// What one mesh at one scale gave, shared by all its colliders.
 #[derive(Clone)]
 enum Outcome {
@@ -148,9 +168,9 @@ enum Outcome {
 /// `RtcdShapeData` and a rejected mesh is neither validated nor reported again.
 #[derive(Resource, Default)]
 pub(crate) struct RtcdMeshCache {
-    meshes: HashMap<(AssetId<Mesh>, [u32; 3]), Outcome>,
-    files: HashMap<(PathBuf, [u32; 3]), Outcome>,
-    rtcd: HashMap<(u64, [u32; 3]), Outcome>,
+    meshes: HashMap<(AssetId<Mesh>, MapKey), Outcome>,
+    files: HashMap<(PathBuf, MapKey), Outcome>,
+    rtcd: HashMap<(u64, MapKey), Outcome>,
     /// Mesh assets waited for that neither `Assets<Mesh>` nor the asset server knows: the runs
     /// waited so far (a warning once at [`UNKNOWN_MESH_RUNS`]).
     unknown: HashMap<AssetId<Mesh>, u32>,
@@ -175,11 +195,22 @@ pub(crate) fn refresh_colliders(
     mut events: Option<MessageReader<AssetEvent<Mesh>>>,
     changed: Query<(Entity, Ref<RtcdCollider>), (With<RtcdColliderState>, Changed<RtcdCollider>)>,
     built: Query<(Entity, &RtcdCollider), With<RtcdColliderState>>,
+    owned: Query<(&RtcdBuilt, Option<&Collider>, Option<&ColliderScale>)>,
     mut removed: RemovedComponents<RtcdCollider>,
 ) {
+    // What the plugin inserted goes: its state, and the Rapier collider and its scale where they are
+    // still the plugin's (not a `Collider` the user inserted after removing the `RtcdCollider`).
     let unbuild = |commands: &mut Commands, e: Entity| {
-        if let Ok(mut e) = commands.get_entity(e) {
-            e.remove::<(RtcdColliderState, Collider, ColliderScale)>();
+        let Ok(mut cmd) = commands.get_entity(e) else { return };
+        cmd.try_remove::<RtcdColliderState>();
+        if let Ok((built, collider, scale)) = owned.get(e) {
+            if collider.is_some_and(|c| built.built(c)) {
+                cmd.try_remove::<Collider>();
+                if scale == Some(&ColliderScale::Absolute(Vec3::ONE)) {
+                    cmd.try_remove::<ColliderScale>();
+                }
+            }
+            cmd.try_remove::<RtcdBuilt>();
         }
     };
     for (e, c) in &changed {
@@ -237,8 +268,111 @@ impl RtcdMeshCache {
     }
 }
 
-fn scale_key(s: Vec3) -> [u32; 3] {
-    s.to_array().map(f32::to_bits)
+/// The linear map baked into a collider's vertices, as a cache key (its nine entries' bits).
+type MapKey = [u32; 9];
+
+/// What of an entity's global transform is baked into its collider's vertices: the part of the
+/// global linear map that bevy_rapier's pose for the collider does not carry. bevy_rapier places a
+/// collider by rotation and translation alone (`ColliderScale::Absolute(ONE)` keeps it from scaling
+/// it again), so the vertices take `R⁻¹ · L`, where `L` is the entity's global linear map and `R` the
+/// rotation bevy_rapier gives the collider.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Baked {
+    /// A scale along the mesh's own axes (no rotation of a child under a non-uniform scale): an
+    /// exact box stays one. Negative entries mirror.
+    Scale(Vec3),
+    /// A general linear map (a child rotated under a non-uniformly scaled parent: a shear).
+    Linear(Mat3),
+}
+
+impl Baked {
+    fn key(self) -> MapKey {
+        let m = match self {
+            Baked::Scale(s) => Mat3::from_diagonal(s),
+            Baked::Linear(m) => m,
+        };
+        m.to_cols_array().map(f32::to_bits)
+    }
+
+    /// `positions` and `indices` with the map applied, wound to face out again where it mirrors.
+    fn apply(self, positions: &[Vec3], indices: &[u32]) -> (Vec<Vec3>, Vec<u32>) {
+        match self {
+            Baked::Scale(s) => rtcd::mesh::scaled_mesh_data(positions, indices, s),
+            Baked::Linear(m) => {
+                let p = positions.iter().map(|p| m * *p).collect();
+                let mut i = indices.to_vec();
+                if m.determinant() < 0.0 {
+                    for t in i.chunks_exact_mut(3) {
+                        t.swap(1, 2);
+                    }
+                }
+                (p, i)
+            }
+        }
+    }
+}
+
+/// One entity of a collider's hierarchy, from the collider's own up to the root: its local
+/// transform (the identity where it has none) and whether it is a `RigidBody`.
+pub(crate) type Link = (Transform, bool);
+
+/// The linear map a collider's vertices take ([`Baked`]), from its hierarchy (`chain[0]` the
+/// collider's entity, the root last), so that the collider has the shape its mesh is drawn with
+/// while bevy_rapier runs it:
+///
+/// - A collider with no body above it is placed by the rotation of its global transform decomposed
+///   by glam (`GlobalTransform::compute_transform`, which puts a mirror's sign on x), and drawn
+///   with its global transform: it takes `R⁻¹ · L`.
+/// - A body is placed the same way, but bevy_rapier then writes the body's rotation back into its
+///   `Transform` and keeps its scale, so from the first step on the body is drawn with Rapier's
+///   rotation and its own scale: a collider on the body's entity takes the body's scale; one on a
+///   child of the body, placed by the body's rotation times the rotations of the entities between
+///   them (bevy_rapier's `collider_offset`), takes those rotations undone from the body's scale and
+///   the children's transforms.
+///
+/// The transforms are composed here, not read from `GlobalTransform`, which is not propagated yet
+/// for entities spawned this tick.
+pub(crate) fn baked_map(chain: &[Link]) -> Baked {
+    let linear = |links: &[Link]| {
+        links.iter().rev().fold(Mat3::IDENTITY, |acc, (t, _)| {
+            acc * Mat3::from_quat(t.rotation) * Mat3::from_diagonal(t.scale)
+        })
+    };
+    let rotations = |links: &[Link]| links.iter().rev().fold(Quat::IDENTITY, |acc, (t, _)| acc * t.rotation);
+    // The product of the local scales: the map when nothing is rotated.
+    let naive = chain.iter().fold(Vec3::ONE, |acc, (t, _)| acc * t.scale);
+    let l = linear(chain);
+    let det = l.determinant();
+    if !(det.is_finite() && det.abs() > f32::MIN_POSITIVE) || !naive.is_finite() {
+        // A flattened or non-finite map: no rotation can be decomposed from it; the mesh is
+        // rejected as flattened (or not finite) by its validation.
+        return Baked::Scale(naive);
+    }
+    let decomposed = |m: Mat3| bevy::math::Affine3A::from_mat3(m).to_scale_rotation_translation().1;
+    let (rotation, drawn) = match chain.iter().position(|(_, body)| *body) {
+        None => (decomposed(l), l),
+        Some(k) => {
+            // The body's rotation in Rapier, and its drawn linear map once it is written back
+            // (relative to its parent's decomposed rotation where it has one).
+            let body = decomposed(linear(&chain[k..]));
+            let parent = linear(&chain[k + 1..]);
+            let local = if k + 1 < chain.len() { decomposed(parent).inverse() * body } else { body };
+            let drawn_body = parent * Mat3::from_quat(local) * Mat3::from_diagonal(chain[k].0.scale);
+            (body * rotations(&chain[..k]), drawn_body * linear(&chain[..k]))
+        }
+    };
+    let m = Mat3::from_quat(rotation.normalize().inverse()) * drawn;
+    let cols = m.to_cols_array_2d();
+    let size = cols.iter().flatten().fold(0.0f32, |a, v| a.max(v.abs()));
+    let off = (0..3).flat_map(|c| (0..3).filter(move |&r| r != c).map(move |r| (c, r)));
+    if off.clone().any(|(c, r)| cols[c][r].abs() > 1e-6 * size) {
+        return Baked::Linear(m);
+    }
+    let diagonal = Vec3::new(cols[0][0], cols[1][1], cols[2][2]);
+    // Each axis's scale is the product of the local ones up to rounding when no rotation moved it
+    // to another axis: that exact product then, with the decomposition's sign.
+    let exact = (diagonal.abs() - naive.abs()).abs().cmple(1e-5 * naive.abs()).all();
+    Baked::Scale(if exact { naive.abs().copysign(diagonal) } else { diagonal })
 }
 
 /// Positions and triangle indices of a Bevy mesh, or why it cannot be used.
@@ -272,14 +406,14 @@ fn may_fall_back(e: &MeshError) -> bool {
     matches!(e, MeshError::TooManyDegenerate { .. } | MeshError::NonOrientable { .. })
 }
 
-/// Validates `positions` scaled by `scale` and prepares the shape; Rapier's triangle mesh for geometry
-/// that is rejected but well formed.
-fn outcome(name: String, positions: &[Vec3], indices: &[u32], scale: Vec3) -> Outcome {
-    // Scaled, and wound to face out again under a mirroring scale (`rtcd::mesh::scaled_mesh_data`).
-    let (p, i): (Cow<[Vec3]>, Cow<[u32]>) = if scale == Vec3::ONE {
+/// Validates `positions` with the map `baked` applied and prepares the shape; Rapier's triangle mesh
+/// for geometry that is rejected but well formed.
+fn outcome(name: String, positions: &[Vec3], indices: &[u32], baked: Baked) -> Outcome {
+    // Mapped, and wound to face out again under a mirroring map.
+    let (p, i): (Cow<[Vec3]>, Cow<[u32]>) = if baked == Baked::Scale(Vec3::ONE) {
         (Cow::Borrowed(positions), Cow::Borrowed(indices))
     } else {
-        let (p, i) = rtcd::mesh::scaled_mesh_data(positions, indices, scale);
+        let (p, i) = baked.apply(positions, indices);
         (Cow::Owned(p), Cow::Owned(i))
     };
     match RtcdMesh::new(name, &p, &i) {
@@ -340,30 +474,30 @@ pub(crate) fn build_colliders(
     server: Option<Res<AssetServer>>,
     mut cache: ResMut<RtcdMeshCache>,
     new: Query<
-        (Entity, &RtcdCollider, Option<&Transform>, Option<&ChildOf>, Option<&Name>),
+        (Entity, &RtcdCollider, Option<&Transform>, Option<&ChildOf>, Option<&Name>, Has<RigidBody>),
         Without<RtcdColliderState>,
     >,
-    ancestors: Query<(Option<&Transform>, Option<&ChildOf>)>,
+    ancestors: Query<(Option<&Transform>, Option<&ChildOf>, Has<RigidBody>)>,
 ) {
     // The unknown meshes counted this run: each once, however many colliders wait for it.
     let mut counted = std::collections::HashSet::new();
-    for (entity, collider, local, parent, name) in &new {
-        // The global scale: the product of the local scales up the hierarchy. Freshly spawned
-        // entities (this one, or its parent spawned in the same tick) have no propagated
-        // GlobalTransform yet.
-        let mut scale = local.map_or(Vec3::ONE, |t| t.scale);
+    let mut chain: Vec<Link> = Vec::new();
+    for (entity, collider, local, parent, name, is_body) in &new {
+        // The hierarchy's transforms, this entity's first: freshly spawned entities (this one, or
+        // its parent spawned in the same tick) have no propagated GlobalTransform yet.
+        chain.clear();
+        chain.push((local.copied().unwrap_or_default(), is_body));
         let mut up = parent.map(|p| p.parent());
-        let mut depth = 0;
         while let Some(p) = up
-            && depth < MAX_HIERARCHY_DEPTH
-            && let Ok((t, next)) = ancestors.get(p)
+            && chain.len() <= MAX_HIERARCHY_DEPTH
+            && let Ok((t, next, body)) = ancestors.get(p)
         {
-            scale *= t.map_or(Vec3::ONE, |t| t.scale);
+            chain.push((t.copied().unwrap_or_default(), body));
             up = next.map(|n| n.parent());
-            depth += 1;
         }
+        let baked = baked_map(&chain);
         let label = name.map_or_else(|| format!("{entity}"), |n| n.to_string());
-        let skey = scale_key(scale);
+        let skey = baked.key();
         let (result, fresh) = match &collider.source {
             ColliderSource::Mesh(handle) => {
                 let key = (handle.id(), skey);
@@ -376,7 +510,7 @@ pub(crate) fn build_colliders(
                         .map_or_else(|| "mesh asset".to_owned(), |p| format!("mesh asset `{p}`"));
                     let o = if let Some(mesh) = meshes.as_ref().and_then(|m| m.get(handle)) {
                         match mesh_data(mesh) {
-                            Ok((p, i)) => outcome(path.unwrap_or_else(|| label.clone()), &p, &i, scale),
+                            Ok((p, i)) => outcome(path.unwrap_or_else(|| label.clone()), &p, &i, baked),
                             Err(e) => Outcome::Failed(format!("{what}: {e}")),
                         }
                     } else if let Some(LoadState::Failed(e)) =
@@ -416,7 +550,7 @@ pub(crate) fn build_colliders(
                     (o.clone(), false)
                 } else {
                     let o = match rtcd::mesh::read_obj(path) {
-                        Ok(obj) => outcome(obj.name, &obj.positions, &obj.indices, scale),
+                        Ok(obj) => outcome(obj.name, &obj.positions, &obj.indices, baked),
                         Err(e) => Outcome::Failed(e.to_string()),
                     };
                     cache.files.insert(key, o.clone());
@@ -429,15 +563,20 @@ pub(crate) fn build_colliders(
                     (o.clone(), false)
                 } else {
                     let indices: Vec<u32> = mesh.triangles().iter().flatten().copied().collect();
-                    let o = if scale == Vec3::ONE {
-                        prepared(mesh.clone(), mesh.positions(), &indices)
-                    } else {
-                        // `RtcdMesh::scaled`: an exact box stays one, a mirroring scale faces out.
-                        let (p, i) = rtcd::mesh::scaled_mesh_data(mesh.positions(), &indices, scale);
-                        match mesh.scaled(mesh.name(), scale) {
-                            Ok(scaled) => prepared(Arc::new(scaled), &p, &i),
-                            Err(e) if may_fall_back(&e) => fallback(&p, &i, e.to_string()),
-                            Err(e) => Outcome::Failed(e.to_string()),
+                    let o = match baked {
+                        Baked::Scale(Vec3::ONE) => prepared(mesh.clone(), mesh.positions(), &indices),
+                        Baked::Scale(scale) => {
+                            // `RtcdMesh::scaled`: an exact box stays one, a mirroring scale faces out.
+                            let (p, i) = baked.apply(mesh.positions(), &indices);
+                            match mesh.scaled(mesh.name(), scale) {
+                                Ok(scaled) => prepared(Arc::new(scaled), &p, &i),
+                                Err(e) if may_fall_back(&e) => fallback(&p, &i, e.to_string()),
+                                Err(e) => Outcome::Failed(e.to_string()),
+                            }
+                        }
+                        // Sheared: a mesh of its own (an exact box is a box no more).
+                        Baked::Linear(_) => {
+                            outcome(mesh.name().to_owned(), mesh.positions(), &indices, baked)
                         }
                     };
                     cache.rtcd.insert(key, o.clone());
@@ -460,26 +599,29 @@ pub(crate) fn build_colliders(
                 Outcome::Failed(reason) => error!("rtcd: {label}: no collider: {reason}"),
             }
         }
+        // `try_insert`: an entity despawned by a command queued before these is passed over.
         let mut e = commands.entity(entity);
         match result {
             Outcome::Ready(data) => {
-                let shape = RtcdShape::from_data(data.clone());
-                e.insert((
+                let collider = Collider::from(SharedShape::new(RtcdShape::from_data(data.clone())));
+                e.try_insert((
                     // The collider's scale is baked in: tell bevy_rapier not to scale it again.
                     ColliderScale::Absolute(Vec3::ONE),
-                    Collider::from(SharedShape::new(shape)),
+                    RtcdBuilt::of(&collider),
+                    collider,
                     RtcdColliderState::Ready { mesh: data.mesh().clone() },
                 ));
             }
             Outcome::Fallback { collider, reason } => {
-                e.insert((
+                e.try_insert((
                     ColliderScale::Absolute(Vec3::ONE),
+                    RtcdBuilt::of(&collider),
                     collider,
                     RtcdColliderState::Fallback { reason },
                 ));
             }
             Outcome::Failed(reason) => {
-                e.insert(RtcdColliderState::Failed { reason });
+                e.try_insert(RtcdColliderState::Failed { reason });
             }
         }
     }
@@ -489,19 +631,23 @@ pub(crate) fn build_colliders(
 mod tests {
     use super::*;
 
+    fn scale_key(s: Vec3) -> MapKey {
+        Baked::Scale(s).key()
+    }
+
     /// A shape some collider still holds stays; one only the cache holds goes; a rejected mesh's
     /// outcome stays (it is reported once).
     #[test]
     fn unused_shapes_are_forgotten() {
         let (v, i) = rtcd::shapes::cuboid(Vec3::splat(0.5));
         let mut cache = RtcdMeshCache::default();
-        let held = outcome("held".into(), &v, &i, Vec3::ONE);
+        let held = outcome("held".into(), &v, &i, Baked::Scale(Vec3::ONE));
         let Outcome::Ready(data) = &held else { panic!("a cube is ready") };
         let in_use = data.clone();
         cache.rtcd.insert((1, scale_key(Vec3::ONE)), held);
         for k in 1..=50 {
             let s = Vec3::splat(1.0 + k as f32 * 0.1);
-            cache.rtcd.insert((1, scale_key(s)), outcome("random scale".into(), &v, &i, s));
+            cache.rtcd.insert((1, scale_key(s)), outcome("random scale".into(), &v, &i, Baked::Scale(s)));
         }
         let (collider, reason) = (rapier_trimesh(&v, &i).unwrap(), String::new());
         cache.files.insert(

@@ -260,7 +260,7 @@ fn install_narrow_phase(
         if !settings.contact_recycling {
             rtcd_rapier::configure_integration_parameters(&mut sim.integration_parameters);
         }
-        commands.entity(entity).insert(RtcdInstalled);
+        commands.entity(entity).try_insert(RtcdInstalled);
         // One Rapier step per run of the schedule: `Fixed` or `Variable` (Rapier's default, which in
         // the fixed schedule steps by the fixed tick), with one substep.
         match timestep.as_deref() {
@@ -422,7 +422,7 @@ fn apply_soft_ccd(
         wanted[k].1 = wanted[k].1.max(prediction);
     }
     for (body, prediction) in wanted {
-        commands.entity(body).insert(SoftCcd { prediction });
+        commands.entity(body).try_insert(SoftCcd { prediction });
     }
 }
 

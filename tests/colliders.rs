@@ -6,6 +6,7 @@
 mod common;
 
 use std::{
+    f32::consts::FRAC_PI_2,
     path::PathBuf,
     sync::{
         Arc,
@@ -597,4 +598,129 @@ fn non_manifold_mesh_is_repaired_from_every_source() {
         let mass = app.world().get::<ReadMassProperties>(e).unwrap().get().mass;
         assert!((mass - 2.0).abs() < 1e-3, "mass {mass}");
     }
+}
+
+/// A tetrahedron with one corner at the origin, its three edges from there along +x, +y and +z:
+/// every mirror and every quarter turn of it is told apart by where its corners are.
+fn corner_tetrahedron() -> (Vec<Vec3>, Vec<u32>) {
+    let v = vec![Vec3::ZERO, Vec3::X, Vec3::Y, 0.5 * Vec3::Z];
+    (v, vec![0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3])
+}
+
+/// The collider has the shape the mesh is drawn with: its corners in the world (the Rapier
+/// collider's pose applied to the prepared mesh's vertices) are the drawn mesh's (the entity's
+/// `GlobalTransform` applied to the mesh's own vertices), whatever mirrors, rotations and
+/// non-uniform scales the hierarchy holds: a static collider mirrored on one, two and three axes, a
+/// scaled and rotated one, a fixed body's collider mirrored, and children of non-uniformly scaled
+/// bodies turned a quarter turn (a stretch along another axis) and 30° (a shear), from a Bevy mesh
+/// asset and from an `RtcdMesh`.
+#[test]
+fn colliders_have_the_shape_they_are_drawn_with() {
+    let mut app = app_with_assets();
+    let (v, i) = corner_tetrahedron();
+    let handle = add_mesh(&mut app, mesh_asset(v.clone(), i.clone()));
+    let rtcd_mesh = Arc::new(RtcdMesh::new("corner tetrahedron", &v, &i).unwrap());
+    let sources = [RtcdCollider::from_mesh(handle.clone()), RtcdCollider::from_rtcd_mesh(rtcd_mesh.clone())];
+    let turned = Quat::from_euler(EulerRot::YXZ, 0.4, -0.7, 0.2);
+    let mut cases: Vec<(String, Entity)> = Vec::new();
+    for (k, source) in sources.iter().enumerate() {
+        let x = 4.0 * k as f32;
+        for (n, scale) in [
+            Vec3::new(1.0, 1.0, -1.0),
+            Vec3::new(1.0, -1.0, -1.0),
+            Vec3::new(-1.0, -1.0, -1.0),
+            Vec3::new(-2.0, 0.5, 3.0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let at = Vec3::new(x, 2.0 * n as f32, 0.0);
+            let rotation = if n == 3 { turned } else { Quat::IDENTITY };
+            let e = app
+                .world_mut()
+                .spawn((
+                    source.clone(),
+                    Transform::from_translation(at).with_rotation(rotation).with_scale(scale),
+                ))
+                .id();
+            cases.push((format!("static, scale {scale}"), e));
+        }
+        let e = app
+            .world_mut()
+            .spawn((
+                source.clone(),
+                RigidBody::Fixed,
+                Transform::from_xyz(x, 8.0, 0.0).with_rotation(turned).with_scale(Vec3::new(1.0, -1.5, 1.0)),
+            ))
+            .id();
+        cases.push(("a fixed body mirrored on y".into(), e));
+        for (n, (angle, what)) in [(FRAC_PI_2, "a quarter turn"), (0.5236, "30°")].into_iter().enumerate() {
+            let body = app
+                .world_mut()
+                .spawn((
+                    RigidBody::Fixed,
+                    Transform::from_xyz(x, 12.0 + 3.0 * n as f32, 0.0).with_scale(Vec3::new(2.0, 1.0, 1.0)),
+                ))
+                .id();
+            let child = app
+                .world_mut()
+                .spawn((
+                    source.clone(),
+                    Transform::from_xyz(0.3, 0.0, 0.0).with_rotation(Quat::from_rotation_z(angle)),
+                    ChildOf(body),
+                ))
+                .id();
+            cases.push((format!("a child turned {what} under a body scaled (2, 1, 1)"), child));
+        }
+    }
+    common::ticks(&mut app, 3);
+    let mut contexts = app.world_mut().query::<&RapierContextColliders>();
+    let colliders = contexts.single(app.world()).unwrap();
+    for (what, e) in &cases {
+        let RtcdColliderState::Ready { mesh } = state(&app, *e) else {
+            panic!("{what}: {:?}", state(&app, *e))
+        };
+        let handle =
+            app.world().get::<RapierColliderHandle>(*e).unwrap_or_else(|| panic!("{what}: no handle"));
+        let pose = *colliders.colliders.get(handle.0).unwrap().position();
+        let drawn: Vec<Vec3> =
+            v.iter().map(|p| app.world().get::<GlobalTransform>(*e).unwrap().transform_point(*p)).collect();
+        let built: Vec<Vec3> = mesh.positions().iter().map(|p| pose.transform_point(*p)).collect();
+        assert_eq!(built.len(), drawn.len(), "{what}");
+        for d in &drawn {
+            let nearest = built.iter().map(|b| (*b - *d).length()).fold(f32::INFINITY, f32::min);
+            assert!(
+                nearest < 1e-4,
+                "{what}: the drawn corner {d} is {nearest} m from the collider's {built:?}"
+            );
+        }
+        // Still a solid facing out.
+        assert!(mesh.is_closed(), "{what}");
+    }
+}
+
+/// Removing an `RtcdCollider` takes away only what the plugin built: a `Collider` the user inserted
+/// in its place in the same frame stays, and so does one inserted while the mesh was still loading.
+#[test]
+fn removing_the_component_keeps_a_collider_the_user_put_in_its_place() {
+    let mut app = app_with_assets();
+    let (v, i) = shapes::cuboid(Vec3::splat(0.5));
+    let cube = Arc::new(RtcdMesh::new("cube", &v, &i).unwrap());
+    let e = spawn(&mut app, RtcdCollider::from_rtcd_mesh(cube), Some(RigidBody::Dynamic), Vec3::ZERO);
+    common::ticks(&mut app, 2);
+    assert!(matches!(state(&app, e), RtcdColliderState::Ready { .. }));
+    app.world_mut().entity_mut(e).remove::<RtcdCollider>().insert(Collider::ball(0.5));
+    common::ticks(&mut app, 2);
+    assert!(app.world().get::<RtcdColliderState>(e).is_none(), "the plugin's state goes");
+    let c = app.world().get::<Collider>(e).expect("the user's collider stays");
+    assert!(c.as_ball().is_some(), "the user's ball, not the plugin's mesh");
+
+    // Never built (its mesh asset not loaded yet), replaced by the user's own collider.
+    let pending: Handle<Mesh> = Handle::default();
+    let w = spawn(&mut app, RtcdCollider::from_mesh(pending), Some(RigidBody::Dynamic), Vec3::X * 3.0);
+    common::ticks(&mut app, 2);
+    assert!(app.world().get::<RtcdColliderState>(w).is_none(), "still waiting for its mesh");
+    app.world_mut().entity_mut(w).remove::<RtcdCollider>().insert(Collider::cuboid(0.5, 0.5, 0.5));
+    common::ticks(&mut app, 2);
+    assert!(app.world().get::<Collider>(w).and_then(|c| c.as_cuboid()).is_some(), "the user's cuboid stays");
 }
