@@ -15,13 +15,20 @@ fn safe_recip(d: vec3<f32>) -> vec3<f32> {
 fn trace_bvh(m: MeshRef, o: vec3<f32>, d: vec3<f32>, back: f32, fwd: f32) -> LineHits {
     var best = LineHits(NONE, fwd, NONE, back);
     let inv = safe_recip(d);
+    // The axes the line runs parallel to: there it meets all of a box's slab (the origin within it,
+    // bounds included) or none of it (trace_bvh.rs's `slab`).
+    let parallel = abs(d) < vec3<f32>(1e-20);
+    let all = vec3<f32>(3.0e38);
     var i = 0u;
     while (i < m.bvh_count) {
         let node = bvh_nodes[m.bvh_offset + i];
-        let ta = (vec3<f32>(node.min_x, node.min_y, node.min_z) - o) * inv;
-        let tb = (vec3<f32>(node.max_x, node.max_y, node.max_z) - o) * inv;
-        let tmin = min(ta, tb);
-        let tmax = max(ta, tb);
+        let lo = vec3<f32>(node.min_x, node.min_y, node.min_z);
+        let hi = vec3<f32>(node.max_x, node.max_y, node.max_z);
+        let ta = (lo - o) * inv;
+        let tb = (hi - o) * inv;
+        let inside = (lo <= o) & (o <= hi);
+        let tmin = select(min(ta, tb), select(all, -all, inside), parallel);
+        let tmax = select(max(ta, tb), select(-all, all, inside), parallel);
         let near = max(max(tmin.x, tmin.y), tmin.z);
         let far = min(min(tmax.x, tmax.y), tmax.z);
         let visit = near <= far && near <= best.fwd_t && far >= -best.back_t;

@@ -94,17 +94,25 @@ impl Aabb {
 
     /// Parametric interval `[t_near, t_far]` of the line `origin + t * dir` inside the box, over all
     /// real `t` (negative values included); `None` when the line misses.
-    /// `inv_dir` is `1 / dir` per component (infinite for zero components).
+    /// `inv_dir` is `1 / dir` per component: infinite for zero components, or at least 1e20 in
+    /// magnitude ([`crate::trace::safe_recip`]'s stand-in). Along such an axis the line is parallel
+    /// to the slab: it meets all of it when the origin lies within it (bounds included), and none
+    /// of it otherwise.
     #[inline]
     pub fn line_interval(&self, origin: Vec3, inv_dir: Vec3) -> Option<(f32, f32)> {
-        let t1 = (self.min - origin) * inv_dir;
-        let t2 = (self.max - origin) * inv_dir;
-        // `min`/`max` of glam propagate the non-NaN operand, so a zero direction component with the
-        // origin on a slab plane does not poison the interval.
-        let tmin = t1.min(t2);
-        let tmax = t1.max(t2);
-        let near = tmin.x.max(tmin.y).max(tmin.z);
-        let far = tmax.x.min(tmax.y).min(tmax.z);
+        let (mut near, mut far) = (f32::NEG_INFINITY, f32::INFINITY);
+        for k in 0..3 {
+            if !(inv_dir[k].abs() < 1e20) {
+                if origin[k] < self.min[k] || origin[k] > self.max[k] {
+                    return None;
+                }
+                continue;
+            }
+            let t1 = (self.min[k] - origin[k]) * inv_dir[k];
+            let t2 = (self.max[k] - origin[k]) * inv_dir[k];
+            near = near.max(t1.min(t2));
+            far = far.min(t1.max(t2));
+        }
         (near <= far).then_some((near, far))
     }
 }
@@ -122,6 +130,12 @@ mod tests {
         let (n, f) = b.line_interval(Vec3::new(0.0, 5.0, 0.0), Vec3::new(0.0, 1.0, 0.0).recip()).unwrap();
         assert_eq!((n, f), (-6.0, -4.0));
         assert!(b.line_interval(Vec3::new(3.0, 5.0, 0.0), Vec3::new(0.0, 1.0, 0.0).recip()).is_none());
+        // Along a face (the origin on a slab's bound, the direction parallel to it): the whole
+        // chord, on either bound.
+        for x in [-1.0, 1.0] {
+            let (n, f) = b.line_interval(Vec3::new(x, 5.0, 0.0), Vec3::new(0.0, 1.0, 0.0).recip()).unwrap();
+            assert_eq!((n, f), (-6.0, -4.0), "along the face x = {x}");
+        }
     }
 
     #[test]

@@ -15,15 +15,46 @@ pub fn safe_recip(d: glam::Vec3) -> glam::Vec3 {
     glam::Vec3::select(d.abs().cmplt(tiny), tiny, d).recip()
 }
 
+/// What the slab test needs of a line: its origin, [`safe_recip`] of its direction, and the axes
+/// it runs parallel to (the components `safe_recip` replaced), where there are any.
+#[derive(Clone, Copy)]
+struct Line {
+    origin: Vec3A,
+    inv_dir: Vec3A,
+    parallel: Option<glam::BVec3A>,
+}
+
+impl Line {
+    fn new(ray: &Ray) -> Self {
+        let parallel = Vec3A::from(ray.dir).abs().cmplt(Vec3A::splat(1e-20));
+        Self {
+            origin: Vec3A::from(ray.origin),
+            inv_dir: Vec3A::from(safe_recip(ray.dir)),
+            parallel: parallel.any().then_some(parallel),
+        }
+    }
+}
+
 /// [`Aabb::line_interval`](crate::aabb::Aabb::line_interval) of a node's box, `(near, far)` (empty
 /// when `near > far`), in SIMD lanes: the hot loop of the traversal. `inv_dir` comes from
 /// [`safe_recip`], so every product is finite for finite boxes and origins and no lane meets a NaN
-/// (the lane-wise `min`/`max` do not order NaNs as `f32::min`/`max` do).
+/// (the lane-wise `min`/`max` do not order NaNs as `f32::min`/`max` do). A line parallel to an
+/// axis meets all of that axis's slab or none of it: its lane is left out of the interval when the
+/// origin lies within the slab, bounds included (a line along a box's face: the product of a zero
+/// offset and the stand-in reciprocal would end it at the origin), and empties it otherwise.
 #[inline(always)]
-fn slab(node: &BvhNode, origin: Vec3A, inv_dir: Vec3A) -> (f32, f32) {
-    let t1 = (Vec3A::from_array(node.min) - origin) * inv_dir;
-    let t2 = (Vec3A::from_array(node.max) - origin) * inv_dir;
-    (t1.min(t2).max_element(), t1.max(t2).min_element())
+fn slab(node: &BvhNode, line: &Line) -> (f32, f32) {
+    let (min, max) = (Vec3A::from_array(node.min), Vec3A::from_array(node.max));
+    let t1 = (min - line.origin) * line.inv_dir;
+    let t2 = (max - line.origin) * line.inv_dir;
+    let (mut lo, mut hi) = (t1.min(t2), t1.max(t2));
+    if let Some(parallel) = line.parallel {
+        let inside = min.cmple(line.origin) & line.origin.cmple(max);
+        let (all, none) = (Vec3A::splat(f32::INFINITY), Vec3A::splat(f32::NEG_INFINITY));
+        lo = Vec3A::select(parallel, Vec3A::select(inside, none, all), lo);
+        hi = Vec3A::select(parallel, Vec3A::select(inside, all, none), hi);
+    }
+    (lo.max_element(), hi.min_element())
 }
 
 /// Node boxes one ordered traversal keeps pending; a deeper hierarchy (a degenerate build) is
@@ -42,8 +73,7 @@ pub fn trace_bvh(mesh: &RtcdMesh, ray: &Ray, back: f32, fwd: f32, skip_vertex: u
     let mut best_fwd = (fwd, NO_SKIP);
     let mut best_back = (back, NO_SKIP);
     let nodes = mesh.bvh();
-    let inv_dir = Vec3A::from(safe_recip(ray.dir));
-    let origin = Vec3A::from(ray.origin);
+    let line = Line::new(ray);
     let Some(root) = nodes.first() else { return finish(mesh, ray, best_fwd, best_back) };
     // Whether an interval still meets `[-best_back, best_fwd]`, and how far it lies from the origin.
     let open = |(near, far): (f32, f32), best_fwd: f32, best_back: f32| {
@@ -51,7 +81,7 @@ pub fn trace_bvh(mesh: &RtcdMesh, ray: &Ray, back: f32, fwd: f32, skip_vertex: u
     };
     let from_origin = |(near, far): (f32, f32)| near.max(-far).max(0.0);
     let mut stack = arrayvec::ArrayVec::<(u32, (f32, f32)), STACK>::new();
-    let mut current = open(slab(root, origin, inv_dir), fwd, back).then_some(0u32);
+    let mut current = open(slab(root, &line), fwd, back).then_some(0u32);
     loop {
         let i = match current {
             Some(i) => i,
@@ -76,8 +106,7 @@ pub fn trace_bvh(mesh: &RtcdMesh, ray: &Ray, back: f32, fwd: f32, skip_vertex: u
             }
             None => {
                 let (a, b) = (i + 1, nodes[i as usize + 1].miss);
-                let (ia, ib) =
-                    (slab(&nodes[a as usize], origin, inv_dir), slab(&nodes[b as usize], origin, inv_dir));
+                let (ia, ib) = (slab(&nodes[a as usize], &line), slab(&nodes[b as usize], &line));
                 current = match (open(ia, best_fwd.0, best_back.0), open(ib, best_fwd.0, best_back.0)) {
                     (true, true) => {
                         let (near, far) = if from_origin(ia) <= from_origin(ib) {
@@ -106,12 +135,11 @@ pub fn trace_bvh_stackless(mesh: &RtcdMesh, ray: &Ray, back: f32, fwd: f32, skip
     let mut best_fwd = (fwd, NO_SKIP);
     let mut best_back = (back, NO_SKIP);
     let nodes = mesh.bvh();
-    let inv_dir = Vec3A::from(safe_recip(ray.dir));
-    let origin = Vec3A::from(ray.origin);
+    let line = Line::new(ray);
     let mut i = 0usize;
     while i < nodes.len() {
         let node = &nodes[i];
-        let (near, far) = slab(node, origin, inv_dir);
+        let (near, far) = slab(node, &line);
         if !(near <= far && near <= best_fwd.0 && far >= -best_back.0) {
             i = node.miss as usize;
             continue;
@@ -162,11 +190,57 @@ mod tests {
             let b = Aabb::new(corner, corner + size.abs());
             let node = BvhNode { min: b.min.to_array(), miss: 0, max: b.max.to_array(), leaf: 0 };
             let inv = safe_recip(d);
-            let (near, far) = slab(&node, Vec3A::from(origin), Vec3A::from(inv));
+            let (near, far) = slab(&node, &Line::new(&Ray::new(origin, d)));
             match b.line_interval(origin, inv) {
                 Some((n, f)) => prop_assert_eq!((near, far), (n, f)),
                 None => prop_assert!(near > far, "{near} {far}"),
             }
         }
+    }
+
+    /// A line along a face of the hierarchy's boxes (its origin on a box's bound, its direction
+    /// parallel to that face) finds what brute force finds, on both sides: vertex rays of aligned
+    /// box stacks and level chunks run so. Before, the box's interval ended at the origin and the
+    /// hit 1.5 ahead was lost.
+    #[test]
+    fn lines_along_box_faces_find_the_brute_force_hits() {
+        use crate::{TracerKind, shapes};
+        let cube = {
+            let (v, i) = shapes::cuboid(Vec3::splat(0.5));
+            RtcdMesh::new("cube", &v, &i).unwrap()
+        };
+        let (v, i) = shapes::subdivided_cuboid(Vec3::new(1.0, 0.5, 1.0), 4);
+        let grid = RtcdMesh::new("subdivided box", &v, &i).unwrap();
+        let mut lines = 0;
+        for mesh in [&cube, &grid] {
+            let (lo, hi) = (mesh.aabb().min, mesh.aabb().max);
+            // Origins on the planes of every box of the hierarchy and on the mesh's vertices'
+            // coordinates, outside the mesh along y, lines along y, z and x.
+            let mut planes: Vec<f32> = mesh.bvh().iter().flat_map(|n| [n.min[0], n.max[0]]).collect();
+            planes.extend(mesh.positions().iter().map(|p| p.x));
+            planes.sort_by(f32::total_cmp);
+            planes.dedup();
+            for &x in &planes {
+                for &z in &[lo.z, 0.0, 0.5 * hi.z, hi.z] {
+                    for (origin, dir) in [
+                        (Vec3::new(x, lo.y - 2.0, z), Vec3::Y),
+                        (Vec3::new(x, hi.y + 2.0, z), -Vec3::Y),
+                        (Vec3::new(x, 0.1, lo.z - 2.0), Vec3::Z),
+                    ] {
+                        let ray = Ray::new(origin, dir);
+                        let b = TracerKind::BruteForce.trace_line(mesh, &ray, 10.0, 10.0, NO_SKIP);
+                        for (what, h) in [
+                            ("ordered", trace_bvh(mesh, &ray, 10.0, 10.0, NO_SKIP)),
+                            ("stackless", trace_bvh_stackless(mesh, &ray, 10.0, 10.0, NO_SKIP)),
+                        ] {
+                            let t = |l: &LineHits| (l.forward.map(|h| h.t), l.backward.map(|h| h.t));
+                            assert_eq!(t(&h), t(&b), "{} {what}: {origin} along {dir}", mesh.name());
+                        }
+                        lines += 1;
+                    }
+                }
+            }
+        }
+        assert!(lines > 50, "{lines} lines");
     }
 }
