@@ -3,7 +3,8 @@
 //! Rapier's narrow phase calls [`PersistentQueryDispatcher::contact_manifolds`] for every pair it
 //! updates, with the two shapes, `pos12` and a prediction distance, and ignores the result
 //! (`let _ = ...`): for a pair we accept we always return `Ok` with rewritten manifolds. We accept
-//! [`RtcdShape`] vs [`RtcdShape`] and [`RtcdShape`] vs [`Cuboid`] (in either order); every other
+//! [`RtcdShape`] vs [`RtcdShape`], [`RtcdShape`] vs [`Cuboid`], and [`RtcdShape`] vs the level
+//! shapes the cache cuts into chunks (Rapier's trimesh and heightfield), in either order; every other
 //! pair, and every other query (ray, distance, shape casts for CCD), returns `Err(Unsupported)` so
 //! the chained `DefaultQueryDispatcher` answers exactly as in plain Rapier (it sees our shape through
 //! [`Shape::as_composite_shape`]).

@@ -202,8 +202,9 @@ impl Batch {
 pub struct DebugGeometry {
     /// Every ray cast: start, end, how it was traced, what became of it.
     pub rays: Vec<(glam::Vec3, glam::Vec3, rtcd::RayKind, rtcd::narrow_phase::RayOutcome)>,
-    /// Manifold points handed to Rapier: point on shape 1, normal from shape 1 toward shape 2
-    /// (scaled by nothing), signed distance.
+    /// The batch's manifold points, before the dispatcher hands them to Rapier (which keeps those
+    /// within the prediction distance, and may merge a deep overlap's or bound its depth): point on
+    /// shape 1, normal from shape 1 toward shape 2 (scaled by nothing), signed distance.
     pub contacts: Vec<(glam::Vec3, glam::Vec3, f32)>,
 }
 

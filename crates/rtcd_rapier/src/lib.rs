@@ -10,9 +10,12 @@
 //! - [`RtcdShape`]: a custom parry shape ([`ShapeType::Custom`](parry3d::shape::ShapeType)) that
 //!   carries an [`rtcd::RtcdMesh`] and a per-collider instance id. It also exposes its triangle mesh
 //!   as a composite shape, so Rapier's default dispatcher still collides it with every other shape
-//!   (balls, capsules, convex hulls, ...), casts rays on it and runs CCD on it.
+//!   (balls, capsules, convex hulls, ...), casts rays on it, and stops other shapes' CCD sweeps at
+//!   it (Rapier never sweeps a triangle mesh itself: our fast bodies need soft CCD; see
+//!   [`settings`]).
 //! - [`RtcdDriver`]: the batch pass run **before** each `PhysicsPipeline::step`. It finds the pairs
-//!   of our shapes (and of our shapes with cuboids, the usual static ground) with its own broad
+//!   of our shapes (and of our shapes with cuboids, the usual static ground, and with the level
+//!   colliders: trimesh and heightfield colliders of Rapier's own) with its own broad
 //!   phase, runs one [`rtcd::NarrowPhaseBackend::step`] over all of them (CPU by default, any
 //!   backend can be injected, with a CPU fallback on errors), and publishes the manifolds in a
 //!   [`ContactCache`].

@@ -15,7 +15,7 @@ pub struct RtcdMetrics {
     pub backend: String,
     /// Whether the injected backend failed at some point and the CPU fallback took over for good.
     pub fell_back: bool,
-    /// Colliders the batch saw: our meshes and the cuboids.
+    /// Colliders the batch saw: our meshes, the cuboids and the level colliders.
     pub colliders: usize,
     /// Candidate pairs of the batch's broad phase, sent to the backend.
     pub batch_pairs: usize,
@@ -26,7 +26,7 @@ pub struct RtcdMetrics {
     /// Manifolds the batch published for Rapier (after the two-tier reduction), all pairs.
     pub manifolds: usize,
     /// Their points: the contact points Rapier's solver gets from the batch this step (each within
-    /// its pair's prediction distance).
+    /// its pair's prediction distance, or its reach when the batch looks several steps ahead).
     pub manifold_points: usize,
     /// Pairs the batch held because Rapier recycles them this step
     /// ([`RtcdDriver::detect_recycling`](crate::RtcdDriver::detect_recycling)): nothing of theirs is

@@ -13,14 +13,15 @@
 //! contacts are a few steps old (figures in `docs/benchmarks.md`). The Bevy plugin follows
 //! recycling by default (`RtcdSettings::contact_recycling`), as Rapier's own shapes do.
 //!
-//! **CCD.** Rapier's CCD stays on (`max_ccd_substeps = 1` by default). A body is swept when a point
-//! moves more than half its collider's `ccd_thickness` in a step; [`RtcdShape`](crate::RtcdShape)
-//! reports its thinnest wall (smallest vertex exit distance), so only bodies fast enough to pass
-//! through a wall unseen by vertex rays are swept. The sweep itself (`cast_shapes_nonlinear`) is
-//! answered by Rapier's default dispatcher on our triangle mesh (a surface time of impact), and the
-//! contacts at the clamped pose come from us on the next step. `max_ccd_substeps = 0` turns CCD off
-//! entirely; substeps above 1 re-run collision detection inside the step, which the batch does not
-//! cover (those extra detections go through the miss path).
+//! **CCD.** Rapier never sweeps a triangle mesh as the moving shape of its CCD, and
+//! [`RtcdShape`](crate::RtcdShape) presents itself to it as one: a fast body of ours is not swept,
+//! whatever its `ccd_enabled`, and is held by speculative contacts alone. Give such bodies soft CCD
+//! (`RigidBody::set_soft_ccd_prediction`, at least the pair's `culling_dist`; the Bevy plugin sets
+//! it): the batch then traces predictive rays out to that distance, and the motion rays
+//! (`RtcdParams::motion_rays`) catch what moved through a thin wall within the step. A body of
+//! another shape that Rapier sweeps still stops at ours: its sweep is answered by Rapier's default
+//! dispatcher on our triangle mesh (a surface time of impact), and the contacts at the clamped pose
+//! come from us on the next step.
 //!
 //! **Prediction.** Pass `IntegrationParameters::prediction_distance()` to
 //! [`RtcdDriver::detect`](crate::RtcdDriver::detect): vertices within it of the other body become

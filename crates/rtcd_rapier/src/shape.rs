@@ -121,8 +121,7 @@ impl fmt::Debug for RtcdShapeData {
 /// The typical wall a vertex ray crosses: the first quartile of the vertices' exit distances (Hermann
 /// 2008 Alg. 1), at most the smallest bounding-box extent. Vertex rays see a penetration as long as it
 /// is shallower than the wall, so this is the motion per step the narrow phase absorbs without
-/// Rapier's swept CCD. (The very thinnest exit distance, at a sharp rim, would make every falling
-/// body "fast" and sweep it every step; speculative contacts from soft CCD cover fast approaches.)
+/// speculative contacts. (Rapier's swept CCD does not use it: it never sweeps a triangle mesh.)
 /// Falls back to the smallest extent when the exit distances say nothing.
 fn ccd_thickness_of(mesh: &RtcdMesh) -> Real {
     let extent = mesh.aabb().extents().min_element();
@@ -314,8 +313,9 @@ impl Shape for RtcdShape {
     }
 
     /// The typical wall of the mesh (see `ccd_thickness_of`: first quartile of the vertex exit
-    /// distances): Rapier treats a body as fast, and sweeps it, when a point moves more than half
-    /// of it in a step.
+    /// distances), for code that asks a shape for it. Rapier's CCD does not: it never sweeps a
+    /// triangle mesh, which this shape presents itself as ([`Shape::as_typed_shape`]), and leaves
+    /// such colliders out of a body's CCD thickness.
     fn ccd_thickness(&self) -> Real {
         self.data.ccd_thickness
     }
