@@ -457,7 +457,6 @@ fn detect(
     if settings.record_rays != ds.record_rays {
         state.driver.set_settings(rtcd_rapier::DriverSettings { record_rays: settings.record_rays, ..ds });
     }
-    let prediction = sim.integration_parameters.prediction_distance();
     if state.pipelined
         && let Some(pipe) = pipe
     {
@@ -467,7 +466,7 @@ fn detect(
             &pipe,
             &bodies.bodies,
             &colliders.colliders,
-            prediction,
+            &sim.integration_parameters,
             timeout,
         );
     } else if sim.integration_parameters.contact_recycling {
@@ -478,7 +477,7 @@ fn detect(
             &sim.narrow_phase,
         );
     } else {
-        state.driver.detect(&bodies.bodies, &colliders.colliders, prediction);
+        state.driver.detect(&bodies.bodies, &colliders.colliders, &sim.integration_parameters);
     }
     // The immediate GPU backend failed inside the driver, which re-ran the step on the CPU and keeps
     // it for good.

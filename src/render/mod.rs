@@ -170,7 +170,7 @@ pub(crate) fn pipelined_detect(
     pipe: &PipelineChannels,
     bodies: &bevy_rapier3d::rapier::dynamics::RigidBodySet,
     colliders: &bevy_rapier3d::rapier::geometry::ColliderSet,
-    prediction: f32,
+    params: &bevy_rapier3d::rapier::dynamics::IntegrationParameters,
     timeout: Duration,
 ) {
     let mut newest = None;
@@ -193,13 +193,7 @@ pub(crate) fn pipelined_detect(
             (state.render_wait, state.dropped_batches) = (stats.wait, stats.dropped + state.unsent_batches);
         }
         Some((_, _, Err(e), _)) => {
-            fall_back(
-                state,
-                &format!("the pipelined GPU backend failed ({e})"),
-                bodies,
-                colliders,
-                prediction,
-            );
+            fall_back(state, &format!("the pipelined GPU backend failed ({e})"), bodies, colliders, params);
             return;
         }
         // Nothing back yet: the cache keeps the last results; the dispatcher refreshes their depths.
@@ -216,7 +210,7 @@ pub(crate) fn pipelined_detect(
                     "the pipelined GPU backend gave no results for {:.1} s (the render world took no batch)",
                     since.elapsed().as_secs_f32()
                 );
-                fall_back(state, &why, bodies, colliders, prediction);
+                fall_back(state, &why, bodies, colliders, params);
                 return;
             }
             state.fresh = false;
@@ -235,13 +229,13 @@ fn fall_back(
     why: &str,
     bodies: &bevy_rapier3d::rapier::dynamics::RigidBodySet,
     colliders: &bevy_rapier3d::rapier::geometry::ColliderSet,
-    prediction: f32,
+    params: &bevy_rapier3d::rapier::dynamics::IntegrationParameters,
 ) {
     warn!("rtcd: {why}; using the CPU backend from now on");
     state.pipelined = false;
     state.fall_back(why);
     state.driver.set_miss_policy(rtcd_rapier::MissPolicy::Exact);
-    state.driver.detect(bodies, colliders, prediction);
+    state.driver.detect(bodies, colliders, params);
 }
 
 /// Main world, after writeback: the poses the next tick starts from, to the render world.
@@ -257,11 +251,7 @@ fn send_batch(
         return;
     }
     let (Some(pipe), Ok((sim, colliders, bodies))) = (pipe, contexts.single()) else { return };
-    let batch = state.driver.prepare(
-        &bodies.bodies,
-        &colliders.colliders,
-        sim.integration_parameters.prediction_distance(),
-    );
+    let batch = state.driver.prepare(&bodies.bodies, &colliders.colliders, &sim.integration_parameters);
     state.awaiting_since.get_or_insert_with(Instant::now);
     let tick = state.tick;
     if let Ok(tx) = pipe.to_render.lock()

@@ -427,7 +427,7 @@ impl World {
                 let m = if self.params.contact_recycling {
                     d.detect_recycling(&self.bodies, &self.colliders, &self.params, &self.narrow_phase)
                 } else {
-                    d.detect(&self.bodies, &self.colliders, self.params.prediction_distance())
+                    d.detect(&self.bodies, &self.colliders, &self.params)
                 };
                 let traced = m.narrow_phase.pairs;
                 (m.detect_time, m.broad_phase_time, m.narrow_phase.time, m.batch_pairs, m.held_pairs, traced)

@@ -619,11 +619,19 @@ impl RtcdDriver {
     }
 
     /// The batch pass: call right before `PhysicsPipeline::step`, after every change to bodies and
-    /// colliders, with the step's `IntegrationParameters::prediction_distance()`. Resets the
-    /// dispatcher's counters and replaces the cache's results. Same as [`RtcdDriver::prepare`], a
-    /// backend step, then [`RtcdDriver::publish`].
-    pub fn detect(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet, prediction: f32) -> RtcdMetrics {
-        let batch = self.prepare(bodies, colliders, prediction);
+    /// colliders, with the step's `params` (their prediction distance is traced; their `dt`,
+    /// `length_unit` and corrective velocity set the soft-CCD reach, the deep-overlap handling and
+    /// the hand-move test: [`RtcdDriver::set_integration_parameters`]). Resets the dispatcher's
+    /// counters and replaces the cache's results. Same as [`RtcdDriver::prepare`], a backend step,
+    /// then [`RtcdDriver::publish`]. Every pair is traced; [`RtcdDriver::detect_recycling`] holds
+    /// those Rapier recycles.
+    pub fn detect(
+        &mut self,
+        bodies: &RigidBodySet,
+        colliders: &ColliderSet,
+        params: &IntegrationParameters,
+    ) -> RtcdMetrics {
+        let batch = self.prepare(bodies, colliders, params);
         let out = self.run(&batch);
         self.publish(&batch, out)
     }
@@ -636,8 +644,7 @@ impl RtcdDriver {
     /// [`PairInput::hold`]) and the dispatcher is not called for them; so are the pairs Rapier's
     /// soft-CCD test clears without calling the dispatcher (collision boxes apart). `narrow_phase`:
     /// the one the step will run. Call it right before `PhysicsPipeline::step` with the same
-    /// `params` (its `dt` becomes [`DriverSettings::dt`]); with recycling off it is
-    /// [`RtcdDriver::detect`] with `params.prediction_distance()`.
+    /// `params` (set as in [`RtcdDriver::detect`]); with recycling off it is [`RtcdDriver::detect`].
     ///
     /// The batch mirrors Rapier's recycling test from the poses at which the dispatcher used its
     /// results, with a margin; a pair Rapier updates anyway (a collider changed in another way than
@@ -678,11 +685,18 @@ impl RtcdDriver {
         out
     }
 
-    /// First half of [`RtcdDriver::detect`]: our broad phase over the colliders at their current
-    /// poses. The batch owns what a backend step needs, so it can be sent to another thread (a
-    /// render world) and its results published later with [`RtcdDriver::publish`].
-    pub fn prepare(&mut self, bodies: &RigidBodySet, colliders: &ColliderSet, prediction: f32) -> Batch {
-        self.prepare_with(bodies, colliders, prediction, None)
+    /// First half of [`RtcdDriver::detect`] (`params` set as there): our broad phase over the
+    /// colliders at their current poses. The batch owns what a backend step needs, so it can be
+    /// sent to another thread (a render world) and its results published later with
+    /// [`RtcdDriver::publish`].
+    pub fn prepare(
+        &mut self,
+        bodies: &RigidBodySet,
+        colliders: &ColliderSet,
+        params: &IntegrationParameters,
+    ) -> Batch {
+        self.set_integration_parameters(params);
+        self.prepare_with(bodies, colliders, params.prediction_distance(), None)
     }
 
     /// [`RtcdDriver::prepare`], following Rapier's contact recycling when `recycle` (the recycling

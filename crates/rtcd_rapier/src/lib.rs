@@ -56,7 +56,7 @@
 //! let body = bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 2.0, 0.0)));
 //! colliders.insert_with_parent(ColliderBuilder::new(SharedShape::new(shape)), body, &mut bodies);
 //! // Each step: the batch first, then Rapier.
-//! driver.detect(&bodies, &colliders, params.prediction_distance());
+//! driver.detect(&bodies, &colliders, &params);
 //! // physics_pipeline.step(.., &mut narrow_phase, &mut bodies, &mut colliders, ..);
 //! # let _ = &mut narrow_phase;
 //! ```

@@ -182,7 +182,7 @@ fn pairs_the_batch_did_not_see_are_computed_on_the_spot() {
     assert_eq!(before.misses, 0);
     assert!(before.hits > 0);
     let d = w.driver.as_mut().unwrap();
-    d.detect(&w.bodies, &w.colliders, w.params.prediction_distance());
+    d.detect(&w.bodies, &w.colliders, &w.params);
     let mut pose = *w.bodies[body].position();
     pose.translation.y -= 0.01;
     w.bodies[body].set_position(pose, true);
@@ -261,7 +261,7 @@ fn late_results_reach_covers_the_motion_on_levels_and_cuboids() {
             );
             colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&plate)), body, &mut bodies);
         }
-        let batch = d.prepare(&bodies, &colliders, 0.02);
+        let batch = d.prepare(&bodies, &colliders, &prediction(0.02));
         // Level chunks are solid behind their surface; the cuboid is not.
         let level = |p: &rtcd_rapier::BatchPair| p.mesh1.solid_behind() || p.mesh2.solid_behind();
         assert!(batch.pairs.iter().any(level), "the plate over the terrain meets its chunks");
@@ -314,7 +314,7 @@ fn late_results_reach_as_far_as_the_pair_moves() {
                 .angvel(w),
         );
         let blob = colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut bodies);
-        d.detect(&bodies, &colliders, 0.02);
+        d.detect(&bodies, &colliders, &prediction(0.02));
         // A step later, moved on as before: the cached results are a step old.
         let pos12 = next.inv_mul(&ground_pose);
         let (mut manifolds, mut ws) = (Manifolds::new(), None);
@@ -359,7 +359,7 @@ fn refresh_depths_reuses_older_results() {
     let blob = colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut bodies);
     // The batch looks 5 cm ahead (as a pipelined batch with soft CCD does), so its results still
     // hold every contact within Rapier's 2 cm after a 2 mm move.
-    d.detect(&bodies, &colliders, 0.05);
+    d.detect(&bodies, &colliders, &prediction(0.05));
     // One tick later the blob is 2 mm deeper; the cached results are refreshed, not recomputed.
     let pos12 = Pose::from_translation(Vector::new(0.0, 0.002, 0.0))
         * bodies[body].position().inv_mul(&Pose::from_translation(Vector::new(0.0, -0.5, 0.0)));
@@ -626,4 +626,59 @@ fn published_flags_follow_rapiers_calls_and_order() {
         }
     }
     assert_eq!(orders.len(), 2, "both collider orders seen: {orders:?}");
+}
+
+/// Rapier's default parameters with a prediction distance of `d` (length unit 1).
+fn prediction(d: f32) -> IntegrationParameters {
+    IntegrationParameters { normalized_prediction_distance: d, ..Default::default() }
+}
+
+/// `detect` and `detect_recycling` with Rapier's recycling off are the same batch for the same
+/// world, whatever its parameters: two blobs spawned deep in each other in a world of length unit
+/// 100 and `dt` 1/30 (where the merging of deep overlaps, the depth bound and the soft-CCD reach
+/// follow the world's figures) come apart along the same path, pose for pose.
+#[test]
+fn detect_and_detect_recycling_follow_the_same_parameters() {
+    let mesh = Arc::new(asset("blob_900").scaled("blob x100", glam::Vec3::splat(100.0)).unwrap());
+    let run = |recycling_entry: bool| {
+        let mut w = World::ours(driver());
+        w.params.length_unit = 100.0;
+        w.params.dt = 1.0 / 30.0;
+        w.params.contact_recycling = false;
+        w.gravity = Vector::ZERO;
+        let a = w.add_body(rtcd_shape(&mesh), Pose::from_translation(Vector::ZERO)).0;
+        let b = w.add_body(rtcd_shape(&mesh), Pose::from_translation(Vector::new(40.0, 10.0, 0.0))).0;
+        let mut path = Vec::new();
+        for _ in 0..30 {
+            let d = w.driver.as_mut().unwrap();
+            if recycling_entry {
+                d.detect_recycling(&w.bodies, &w.colliders, &w.params, &w.narrow_phase);
+            } else {
+                d.detect(&w.bodies, &w.colliders, &w.params);
+            }
+            w.pipeline.step(
+                w.gravity,
+                &w.params,
+                &mut w.islands,
+                &mut w.broad_phase,
+                &mut w.narrow_phase,
+                &mut w.bodies,
+                &mut w.colliders,
+                &mut w.impulse_joints,
+                &mut w.multibody_joints,
+                &mut w.ccd_solver,
+                &(),
+                &(),
+            );
+            path.push((*w.bodies[a].position(), *w.bodies[b].position()));
+        }
+        path
+    };
+    let (plain, recycling) = (run(false), run(true));
+    if let Some(k) = (0..plain.len()).find(|&k| plain[k] != recycling[k]) {
+        panic!("the paths part at step {k}: {:?} against {:?}", plain[k], recycling[k]);
+    }
+    let (first, last) = (plain[0], plain[plain.len() - 1]);
+    let gap = |(a, b): (Pose, Pose)| (a.translation - b.translation).length();
+    assert!(gap(last) > gap(first) + 1.0, "the blobs come apart: {} -> {}", gap(first), gap(last));
 }

@@ -66,10 +66,7 @@ impl World {
             if self.params.contact_recycling {
                 d.detect_recycling(&self.bodies, &self.colliders, &self.params, &self.narrow_phase);
             } else {
-                // The world's parameters (dt, the corrective velocity of the depth bound), as
-                // `detect_recycling` takes them itself.
-                d.set_integration_parameters(&self.params);
-                d.detect(&self.bodies, &self.colliders, self.params.prediction_distance());
+                d.detect(&self.bodies, &self.colliders, &self.params);
             }
         }
         self.pipeline.step(
