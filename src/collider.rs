@@ -193,7 +193,8 @@ pub(crate) fn refresh_colliders(
     mut commands: Commands,
     mut cache: ResMut<RtcdMeshCache>,
     mut events: Option<MessageReader<AssetEvent<Mesh>>>,
-    changed: Query<(Entity, Ref<RtcdCollider>), (With<RtcdColliderState>, Changed<RtcdCollider>)>,
+    changed: Query<(Entity, Ref<RtcdCollider>, Ref<RtcdColliderState>), Changed<RtcdCollider>>,
+    ticks: bevy::ecs::system::SystemChangeTick,
     built: Query<(Entity, &RtcdCollider), With<RtcdColliderState>>,
     owned: Query<(&RtcdBuilt, Option<&Collider>, Option<&ColliderScale>)>,
     mut removed: RemovedComponents<RtcdCollider>,
@@ -213,13 +214,15 @@ pub(crate) fn refresh_colliders(
             cmd.try_remove::<RtcdBuilt>();
         }
     };
-    for (e, c) in &changed {
-        if !c.is_added() {
+    // Replaced since it was built (whether it was added this frame or long ago): a component newer
+    // than the state built from it.
+    for (e, c, built) in &changed {
+        if c.last_changed().is_newer_than(built.last_changed(), ticks.this_run()) {
             unbuild(&mut commands, e);
         }
     }
-    // Removed, or removed and inserted again in one frame (an added component is skipped above):
-    // either way what was built from the old one goes.
+    // Removed, or removed and inserted again in one frame: either way what was built from the old
+    // one goes.
     for e in removed.read() {
         unbuild(&mut commands, e);
     }

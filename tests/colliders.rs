@@ -724,3 +724,46 @@ fn removing_the_component_keeps_a_collider_the_user_put_in_its_place() {
     common::ticks(&mut app, 2);
     assert!(app.world().get::<Collider>(w).and_then(|c| c.as_cuboid()).is_some(), "the user's cuboid stays");
 }
+
+/// An `RtcdCollider` replaced in the frame it was spawned and built in (a spawner in the fixed
+/// tick, a system in `Update` that swaps in the real mesh as soon as the first is ready) is built
+/// again from the new one, as a replacement in any later frame is.
+#[test]
+fn a_collider_replaced_in_the_frame_it_was_built_is_built_again() {
+    #[derive(Resource)]
+    struct Meshes(Arc<RtcdMesh>, Arc<RtcdMesh>, bool);
+    fn spawn_cube(mut commands: Commands, mut meshes: ResMut<Meshes>) {
+        if !meshes.2 {
+            meshes.2 = true;
+            commands.spawn((RtcdCollider::from_rtcd_mesh(meshes.0.clone()), Transform::default()));
+        }
+    }
+    fn swap_in_torus(
+        mut commands: Commands,
+        meshes: Res<Meshes>,
+        ready: Query<(Entity, &RtcdColliderState), Added<RtcdColliderState>>,
+    ) {
+        for (e, s) in &ready {
+            if let RtcdColliderState::Ready { mesh } = s
+                && mesh.positions().len() == 8
+            {
+                commands.entity(e).insert(RtcdCollider::from_rtcd_mesh(meshes.1.clone()));
+            }
+        }
+    }
+    let (v, i) = shapes::cuboid(Vec3::splat(0.5));
+    let cube = Arc::new(RtcdMesh::new("cube", &v, &i).unwrap());
+    let (v, i) = shapes::torus(0.35, 0.15, 24, 12);
+    let torus = Arc::new(RtcdMesh::new("torus", &v, &i).unwrap());
+    let mut app = common::app_with(Some(RtcdBackend::Cpu), |app| {
+        app.insert_resource(Meshes(cube, torus.clone(), false))
+            .add_systems(FixedUpdate, spawn_cube.before(RtcdSystems::Prepare))
+            .add_systems(Update, swap_in_torus);
+    });
+    common::ticks(&mut app, 4);
+    let mut q = app.world_mut().query::<(Entity, &RtcdColliderState)>();
+    let states: Vec<(Entity, RtcdColliderState)> = q.iter(app.world()).map(|(e, s)| (e, s.clone())).collect();
+    assert_eq!(states.len(), 1);
+    let RtcdColliderState::Ready { mesh } = &states[0].1 else { panic!("{:?}", states[0].1) };
+    assert_eq!(mesh.positions().len(), torus.positions().len(), "built again from the torus");
+}
