@@ -59,13 +59,16 @@ enum ColliderSource {
 impl RtcdCollider {
     /// From a Bevy mesh asset: a triangle list with `Float32x3` positions kept in the main world (its
     /// asset usage includes `MAIN_WORLD`). Built when the asset is loaded; until then the entity has no
-    /// [`RtcdColliderState`]. An asset that fails to load gives [`RtcdColliderState::Failed`].
+    /// [`RtcdColliderState`]. An asset that fails to load gives [`RtcdColliderState::Failed`], until
+    /// it arrives after all (reloaded, or inserted into `Assets<Mesh>`): the collider is built then.
     pub fn from_mesh(mesh: Handle<Mesh>) -> Self {
         Self { source: ColliderSource::Mesh(mesh) }
     }
 
     /// From a Wavefront OBJ file (path relative to the working directory, or absolute), read with
-    /// [`rtcd::mesh::read_obj`]: every object of the file in one mesh, polygons triangulated.
+    /// [`rtcd::mesh::read_obj`]: every object of the file in one mesh, polygons triangulated. The
+    /// colliders of one file share what was read of it until the file changes (its modification
+    /// time): colliders made after that read it again.
     pub fn from_obj(path: impl Into<PathBuf>) -> Self {
         Self { source: ColliderSource::Obj(path.into()) }
     }
@@ -169,7 +172,8 @@ enum Outcome {
 #[derive(Resource, Default)]
 pub(crate) struct RtcdMeshCache {
     meshes: HashMap<(AssetId<Mesh>, MapKey), Outcome>,
-    files: HashMap<(PathBuf, MapKey), Outcome>,
+    /// With the file's modification time when it was read (`None`: it could not be stat'ed).
+    files: HashMap<(PathBuf, MapKey), (Outcome, Option<std::time::SystemTime>)>,
     rtcd: HashMap<(u64, MapKey), Outcome>,
     /// Mesh assets waited for that neither `Assets<Mesh>` nor the asset server knows: the runs
     /// waited so far (a warning once at [`UNKNOWN_MESH_RUNS`]).
@@ -195,7 +199,7 @@ pub(crate) fn refresh_colliders(
     mut events: Option<MessageReader<AssetEvent<Mesh>>>,
     changed: Query<(Entity, Ref<RtcdCollider>, Ref<RtcdColliderState>), Changed<RtcdCollider>>,
     ticks: bevy::ecs::system::SystemChangeTick,
-    built: Query<(Entity, &RtcdCollider), With<RtcdColliderState>>,
+    built: Query<(Entity, &RtcdCollider, &RtcdColliderState)>,
     owned: Query<(&RtcdBuilt, Option<&Collider>, Option<&ColliderScale>)>,
     mut removed: RemovedComponents<RtcdCollider>,
 ) {
@@ -228,19 +232,26 @@ pub(crate) fn refresh_colliders(
     }
     cache.forget_unused();
     let Some(events) = events.as_mut() else { return };
-    let mut stale = Vec::new();
+    // Modified or removed: everything built from the asset goes. Added (an asset that failed to
+    // load, loaded again or inserted by hand): what failed for want of it goes.
+    let (mut stale, mut arrived) = (Vec::new(), Vec::new());
     for ev in events.read() {
-        if let AssetEvent::Modified { id } | AssetEvent::Removed { id } = ev {
-            stale.push(*id);
+        match ev {
+            AssetEvent::Modified { id } | AssetEvent::Removed { id } => stale.push(*id),
+            AssetEvent::Added { id } => arrived.push(*id),
+            _ => {}
         }
     }
-    if stale.is_empty() {
+    if stale.is_empty() && arrived.is_empty() {
         return;
     }
-    cache.meshes.retain(|(id, _), _| !stale.contains(id));
-    for (e, c) in &built {
+    cache.meshes.retain(|(id, _), o| {
+        !(stale.contains(id) || (arrived.contains(id) && matches!(o, Outcome::Failed(_))))
+    });
+    for (e, c, s) in &built {
         if let ColliderSource::Mesh(h) = &c.source
-            && stale.contains(&h.id())
+            && (stale.contains(&h.id())
+                || (arrived.contains(&h.id()) && matches!(s, RtcdColliderState::Failed { .. })))
         {
             unbuild(&mut commands, e);
         }
@@ -248,19 +259,23 @@ pub(crate) fn refresh_colliders(
 }
 
 impl RtcdMeshCache {
-    /// Forgets the ray-traced shapes no collider holds any more (the cache's is the last
-    /// reference): props of random scales, generated meshes and despawned colliders leave nothing
-    /// behind. The outcomes of meshes rtcd rejected (reported once; a few, and Rapier's own
-    /// collider stands in for some) are kept.
+    /// Forgets the shapes no collider holds any more (the cache's is the last reference), ray
+    /// traced or Rapier's stand-ins: props of random scales, generated meshes and despawned
+    /// colliders leave nothing behind. The outcomes of meshes no collider could be built from are
+    /// kept (reported once), until their file or asset changes.
     fn forget_unused(&mut self) {
         fn used(o: &Outcome) -> bool {
             match o {
                 Outcome::Ready(data) => Arc::strong_count(data) > 1,
-                Outcome::Fallback { .. } | Outcome::Failed(_) => true,
+                // Rapier's triangle mesh, held by the colliders (and Rapier's copies of them); the
+                // cache's own `Collider` holds it twice (bevy_rapier keeps it as the unscaled shape
+                // too; the unit test below checks the count).
+                Outcome::Fallback { collider, .. } => Arc::strong_count(&collider.raw.0) > 2,
+                Outcome::Failed(_) => true,
             }
         }
         self.meshes.retain(|_, o| used(o));
-        self.files.retain(|_, o| used(o));
+        self.files.retain(|_, (o, _)| used(o));
         self.rtcd.retain(|_, o| used(o));
     }
 
@@ -549,15 +564,19 @@ pub(crate) fn build_colliders(
             }
             ColliderSource::Obj(path) => {
                 let key = (path.clone(), skey);
-                if let Some(o) = cache.files.get(&key) {
-                    (o.clone(), false)
-                } else {
-                    let o = match rtcd::mesh::read_obj(path) {
-                        Ok(obj) => outcome(obj.name, &obj.positions, &obj.indices, baked),
-                        Err(e) => Outcome::Failed(e.to_string()),
-                    };
-                    cache.files.insert(key, o.clone());
-                    (o, true)
+                // A file written, fixed or edited since it was read is read again (a missing file
+                // that appears, a broken one mended).
+                let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+                match cache.files.get(&key) {
+                    Some((o, when)) if *when == modified => (o.clone(), false),
+                    _ => {
+                        let o = match rtcd::mesh::read_obj(path) {
+                            Ok(obj) => outcome(obj.name, &obj.positions, &obj.indices, baked),
+                            Err(e) => Outcome::Failed(e.to_string()),
+                        };
+                        cache.files.insert(key, (o.clone(), modified));
+                        (o, true)
+                    }
                 }
             }
             ColliderSource::Rtcd(mesh) => {
@@ -638,8 +657,8 @@ mod tests {
         Baked::Scale(s).key()
     }
 
-    /// A shape some collider still holds stays; one only the cache holds goes; a rejected mesh's
-    /// outcome stays (it is reported once).
+    /// A shape some collider still holds stays, ray traced or Rapier's stand-in; one only the cache
+    /// holds goes; a failure's outcome stays (it is reported once).
     #[test]
     fn unused_shapes_are_forgotten() {
         let (v, i) = rtcd::shapes::cuboid(Vec3::splat(0.5));
@@ -653,17 +672,26 @@ mod tests {
             cache.rtcd.insert((1, scale_key(s)), outcome("random scale".into(), &v, &i, Baked::Scale(s)));
         }
         let (collider, reason) = (rapier_trimesh(&v, &i).unwrap(), String::new());
+        let held_fallback = collider.clone();
         cache.files.insert(
             (PathBuf::from("open.obj"), scale_key(Vec3::ONE)),
-            Outcome::Fallback { collider, reason },
+            (Outcome::Fallback { collider, reason: reason.clone() }, None),
         );
-        cache.files.insert((PathBuf::from("bad.obj"), scale_key(Vec3::ONE)), Outcome::Failed("bad".into()));
-        assert_eq!(cache.len(), 53);
+        let (collider, reason) = (rapier_trimesh(&v, &i).unwrap(), String::new());
+        cache.files.insert(
+            (PathBuf::from("unused.obj"), scale_key(Vec3::ONE)),
+            (Outcome::Fallback { collider, reason }, None),
+        );
+        cache
+            .files
+            .insert((PathBuf::from("bad.obj"), scale_key(Vec3::ONE)), (Outcome::Failed("bad".into()), None));
+        assert_eq!(cache.len(), 54);
         cache.forget_unused();
-        assert_eq!(cache.len(), 3, "the held shape and the rejected meshes stay");
+        assert_eq!(cache.len(), 3, "the held shape, the held stand-in and the failure stay");
         assert!(cache.rtcd.contains_key(&(1, scale_key(Vec3::ONE))));
-        drop(in_use);
+        assert!(cache.files.contains_key(&(PathBuf::from("open.obj"), scale_key(Vec3::ONE))));
+        drop((in_use, held_fallback));
         cache.forget_unused();
-        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.len(), 1, "the failure stays");
     }
 }

@@ -562,9 +562,43 @@ fn mesh_asset_that_fails_to_load_fails_and_one_still_loading_waits() {
     // A handle whose asset is not there yet waits without a state, then is built.
     assert!(app.world().get::<RtcdColliderState>(b).is_none());
     let (v, i) = shapes::cuboid(Vec3::splat(0.5));
-    app.world_mut().resource_mut::<Assets<Mesh>>().insert(&reserved, mesh_asset(v, i)).unwrap();
+    app.world_mut()
+        .resource_mut::<Assets<Mesh>>()
+        .insert(&reserved, mesh_asset(v.clone(), i.clone()))
+        .unwrap();
     common::ticks(&mut app, 2);
     assert!(matches!(state(&app, b), RtcdColliderState::Ready { .. }));
+    // The asset that failed to load arrives after all (inserted by hand, as a reload would): the
+    // collider that failed for want of it is built, and so is a new one.
+    let missing = app.world().get::<RtcdCollider>(a).cloned().unwrap();
+    let handle = app.world().resource::<AssetServer>().get_id_handle::<Mesh>(
+        app.world().resource::<AssetServer>().get_path_id("meshes/no_such_mesh.rtcdtest").unwrap().typed(),
+    );
+    let handle = handle.expect("the asset server still knows the failed asset");
+    app.world_mut().resource_mut::<Assets<Mesh>>().insert(&handle, mesh_asset(v, i)).unwrap();
+    let c = spawn(&mut app, missing, None, Vec3::new(6.0, 0.0, 0.0));
+    common::ticks(&mut app, 3);
+    assert!(matches!(state(&app, a), RtcdColliderState::Ready { .. }), "{:?}", state(&app, a));
+    assert!(matches!(state(&app, c), RtcdColliderState::Ready { .. }), "{:?}", state(&app, c));
+}
+
+/// An OBJ file that could not be read is read again once it is written: a collider spawned before
+/// the file exists fails, one spawned after it is ready (the failure is not kept for the path).
+#[test]
+fn an_obj_file_written_after_a_failure_is_read() {
+    let mut app = common::app(Some(RtcdBackend::Cpu));
+    let path = std::env::temp_dir().join(format!("bevy_rtcd_later_{}.obj", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let early = spawn(&mut app, RtcdCollider::from_obj(&path), None, Vec3::ZERO);
+    common::ticks(&mut app, 2);
+    assert_failed(&app, early, "");
+    let (v, i) = shapes::cuboid(Vec3::splat(0.5));
+    std::fs::write(&path, obj_text(&v, &i)).unwrap();
+    let late = spawn(&mut app, RtcdCollider::from_obj(&path), None, Vec3::X * 3.0);
+    common::ticks(&mut app, 2);
+    let RtcdColliderState::Ready { mesh } = state(&app, late) else { panic!("{:?}", state(&app, late)) };
+    assert_eq!(mesh.positions().len(), 8);
+    std::fs::remove_file(&path).unwrap();
 }
 
 /// Two unit cubes sharing one edge (four faces on it): from every source the mesh is repaired
