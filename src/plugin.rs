@@ -379,50 +379,81 @@ fn start_backend(world: &mut World) {
     state.results_tick = None;
 }
 
-/// Soft CCD (see [`RtcdSettings::soft_ccd`]) for new dynamic ray-traced bodies: the body of an
+/// The soft-CCD prediction the plugin gave a body: followed as the body's colliders change, and
+/// taken back with them, while the body's `SoftCcd` is still the plugin's.
+#[derive(Component, Clone, Copy, Debug)]
+pub(crate) struct RtcdSoftCcd(f32);
+
+/// Soft CCD (see [`RtcdSettings::soft_ccd`]) for dynamic ray-traced bodies: the body of an
 /// `RtcdCollider` is its own entity's `RigidBody`, or the nearest ancestor's (as bevy_rapier
-/// attaches it); a body with several gets the largest of their predictions.
+/// attaches it); a body with several gets the largest of their predictions, raised when one is
+/// built later and lowered when one goes. A body whose colliders are all gone, or all bodies when
+/// `soft_ccd` is turned off, lose the plugin's soft CCD. A `SoftCcd` the user set (or changed) is
+/// left alone.
 fn apply_soft_ccd(
     mut commands: Commands,
     state: Res<RtcdNarrowPhase>,
     settings: Res<RtcdSettings>,
     colliders: Query<(Entity, &RtcdColliderState)>,
     parents: Query<&ChildOf>,
-    bodies: Query<(&RigidBody, Has<SoftCcd>)>,
+    bodies: Query<(&RigidBody, Option<&SoftCcd>, Option<&RtcdSoftCcd>)>,
+    ours: Query<(Entity, &RtcdSoftCcd, Option<&SoftCcd>)>,
 ) {
-    if !settings.soft_ccd || state.active.is_none() {
+    if state.active.is_none() {
         return;
     }
-    let params = *state.driver.params();
     // In the colliders' order (the bodies' components are inserted in a deterministic order), each
     // body once.
     let mut wanted: Vec<(Entity, f32)> = Vec::new();
     let mut place: HashMap<Entity, usize> = HashMap::default();
-    for (e, collider) in &colliders {
-        let mut body = e;
-        while !bodies.contains(body) {
-            match parents.get(body) {
-                Ok(p) => body = p.parent(),
-                Err(_) => break,
+    if settings.soft_ccd {
+        let params = *state.driver.params();
+        for (e, collider) in &colliders {
+            let mut body = e;
+            while !bodies.contains(body) {
+                match parents.get(body) {
+                    Ok(p) => body = p.parent(),
+                    Err(_) => break,
+                }
             }
+            let Ok((rb, _, _)) = bodies.get(body) else { continue };
+            if !matches!(rb, RigidBody::Dynamic) {
+                continue;
+            }
+            // The collider's own culling distance (the parameters of its mesh with itself).
+            let prediction = match collider {
+                RtcdColliderState::Ready { mesh } => params.for_pair(mesh, mesh).culling_dist,
+                _ => params.culling_dist,
+            };
+            let k = *place.entry(body).or_insert_with(|| {
+                wanted.push((body, prediction));
+                wanted.len() - 1
+            });
+            wanted[k].1 = wanted[k].1.max(prediction);
         }
-        let Ok((rb, has_ccd)) = bodies.get(body) else { continue };
-        if has_ccd || !matches!(rb, RigidBody::Dynamic) {
+    }
+    for &(body, prediction) in &wanted {
+        let Ok((_, soft, given)) = bodies.get(body) else { continue };
+        let ours = match (soft, given) {
+            (None, _) => true,
+            // Still what the plugin gave (the user did not change it), and the colliders changed.
+            (Some(s), Some(g)) => s.prediction == g.0 && g.0 != prediction,
+            (Some(_), None) => false,
+        };
+        if ours {
+            commands.entity(body).try_insert((SoftCcd { prediction }, RtcdSoftCcd(prediction)));
+        }
+    }
+    // Bodies the plugin gave soft CCD that no longer want it.
+    for (body, given, soft) in &ours {
+        if place.contains_key(&body) {
             continue;
         }
-        // The collider's own culling distance (the parameters of its mesh with itself).
-        let prediction = match collider {
-            RtcdColliderState::Ready { mesh } => params.for_pair(mesh, mesh).culling_dist,
-            _ => params.culling_dist,
-        };
-        let k = *place.entry(body).or_insert_with(|| {
-            wanted.push((body, prediction));
-            wanted.len() - 1
-        });
-        wanted[k].1 = wanted[k].1.max(prediction);
-    }
-    for (body, prediction) in wanted {
-        commands.entity(body).try_insert(SoftCcd { prediction });
+        let Ok(mut cmd) = commands.get_entity(body) else { continue };
+        if soft.is_some_and(|s| s.prediction == given.0) {
+            cmd.try_remove::<SoftCcd>();
+        }
+        cmd.try_remove::<RtcdSoftCcd>();
     }
 }
 

@@ -78,7 +78,9 @@ pub struct RtcdSettings {
     /// the predictive rays one step ahead, up to that culling distance, so impacts faster than
     /// Rapier's prediction distance per tick are met before they sink in. Rapier's solver takes a
     /// speculative point only where the bodies' velocities before the step close its gap: a body
-    /// that lands on one side and turns can still sink its other side in for a tick.
+    /// that lands on one side and turns can still sink its other side in for a tick. The
+    /// prediction follows the body's colliders (the largest of theirs) as they are built and
+    /// removed; turned off, the plugin takes back the soft CCD it gave.
     pub soft_ccd: bool,
     /// Follow Rapier's contact recycling (`IntegrationParameters::contact_recycling`, on by default
     /// in Rapier): pairs Rapier recycles this tick (they barely moved since their contacts were

@@ -191,7 +191,8 @@ fn colliders_follow_a_replaced_component_or_a_modified_asset() {
 }
 
 /// A dynamic body gets soft CCD with its collider's prediction whether the `RtcdCollider` is on
-/// the body's entity or on a child of it; a fixed body gets none.
+/// the body's entity or on a child of it; a fixed body gets none. The prediction follows the
+/// body's colliders as they come and go; the user's own soft CCD is left alone.
 #[test]
 fn soft_ccd_reaches_the_body_of_a_child_collider() {
     let mut app = common::app(Some(RtcdBackend::Cpu));
@@ -219,11 +220,47 @@ fn soft_ccd_reaches_the_body_of_a_child_collider() {
         ))
         .id();
     common::ticks(&mut app, 3);
-    let ccd = |e: Entity| app.world().get::<SoftCcd>(e).map(|c| c.prediction);
-    let a = ccd(own).expect("the body with its own collider");
-    let b = ccd(parent).expect("the body of a child collider");
+    let ccd = |app: &App, e: Entity| app.world().get::<SoftCcd>(e).map(|c| c.prediction);
+    let a = ccd(&app, own).expect("the body with its own collider");
+    let b = ccd(&app, parent).expect("the body of a child collider");
     assert!(a > 0.0 && (a - b).abs() < 1e-6, "{a} vs {b}");
-    assert!(ccd(fixed).is_none());
+    assert!(ccd(&app, fixed).is_none());
+
+    // A larger collider built on the body later raises its prediction; removed, it lowers it
+    // again; the last one removed takes the soft CCD with it.
+    let big = app
+        .world_mut()
+        .spawn((
+            RtcdCollider::from_obj(common::asset("torus_900")),
+            Transform::from_xyz(0.0, -0.3, 0.0).with_scale(Vec3::splat(3.0)),
+            ChildOf(parent),
+        ))
+        .id();
+    common::ticks(&mut app, 3);
+    let raised = ccd(&app, parent).unwrap();
+    assert!(raised > 2.0 * b, "raised by the larger collider: {b} -> {raised}");
+    app.world_mut().entity_mut(big).remove::<RtcdCollider>();
+    common::ticks(&mut app, 3);
+    assert_eq!(ccd(&app, parent), Some(b), "lowered again");
+    app.world_mut().entity_mut(own).remove::<RtcdCollider>();
+    common::ticks(&mut app, 3);
+    assert_eq!(ccd(&app, own), None, "no collider left: no soft CCD");
+    // A soft CCD of the user's own stays as it is.
+    let user = app
+        .world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            SoftCcd { prediction: 7.0 },
+            RtcdCollider::from_obj(common::asset("torus_900")),
+            Transform::from_xyz(6.0, 2.0, 0.0),
+        ))
+        .id();
+    common::ticks(&mut app, 3);
+    assert_eq!(ccd(&app, user), Some(7.0));
+    // Turned off: the plugin's goes, the user's stays.
+    app.world_mut().resource_mut::<RtcdSettings>().soft_ccd = false;
+    common::ticks(&mut app, 2);
+    assert_eq!((ccd(&app, parent), ccd(&app, user)), (None, Some(7.0)));
 }
 
 #[test]
