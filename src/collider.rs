@@ -201,8 +201,23 @@ pub(crate) fn refresh_colliders(
     ticks: bevy::ecs::system::SystemChangeTick,
     built: Query<(Entity, &RtcdCollider, &RtcdColliderState)>,
     owned: Query<(&RtcdBuilt, Option<&Collider>, Option<&ColliderScale>)>,
+    rescaled: Query<(Entity, &ColliderScale, Option<&Name>), (Changed<ColliderScale>, With<RtcdBuilt>)>,
     mut removed: RemovedComponents<RtcdCollider>,
 ) {
+    // The scale is baked into the plugin's collider: a `ColliderScale` of another value would have
+    // bevy_rapier rebuild it as a plain triangle mesh (no ray tracing). It is set back, with a
+    // warning; a new scale takes a new `RtcdCollider`.
+    for (e, scale, name) in &rescaled {
+        if *scale != ColliderScale::Absolute(Vec3::ONE) {
+            let label = name.map_or_else(|| format!("{e}"), |n| n.to_string());
+            warn!(
+                "rtcd: {label}: ColliderScale {scale:?} on an RtcdCollider's collider is set back to \
+                 Absolute(ONE): its scale was baked in when it was built; insert the RtcdCollider again \
+                 to build it at a new scale"
+            );
+            commands.entity(e).try_insert(ColliderScale::Absolute(Vec3::ONE));
+        }
+    }
     // What the plugin inserted goes: its state, and the Rapier collider and its scale where they are
     // still the plugin's (not a `Collider` the user inserted after removing the `RtcdCollider`).
     let unbuild = |commands: &mut Commands, e: Entity| {

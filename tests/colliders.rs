@@ -838,3 +838,20 @@ fn a_collider_replaced_in_the_frame_it_was_built_is_built_again() {
     let RtcdColliderState::Ready { mesh } = &states[0].1 else { panic!("{:?}", states[0].1) };
     assert_eq!(mesh.positions().len(), torus.positions().len(), "built again from the torus");
 }
+
+/// A `ColliderScale` set on the plugin's collider (which bevy_rapier would honour by rebuilding it
+/// as a plain triangle mesh, without ray tracing) is set back: the collider stays ray traced at
+/// the scale it was built with.
+#[test]
+fn a_collider_scale_set_later_is_set_back() {
+    let mut app = common::app(Some(RtcdBackend::Cpu));
+    let (v, i) = shapes::cuboid(Vec3::splat(0.5));
+    let cube = Arc::new(RtcdMesh::new("cube", &v, &i).unwrap());
+    let e = spawn(&mut app, RtcdCollider::from_rtcd_mesh(cube), Some(RigidBody::Dynamic), Vec3::Y);
+    common::ticks(&mut app, 2);
+    app.world_mut().entity_mut(e).insert(ColliderScale::Absolute(Vec3::splat(2.0)));
+    common::ticks(&mut app, 3);
+    assert_eq!(app.world().get::<ColliderScale>(e), Some(&ColliderScale::Absolute(Vec3::ONE)));
+    let c = app.world().get::<Collider>(e).unwrap();
+    assert!(c.raw.as_shape::<bevy_rtcd::rtcd_rapier::RtcdShape>().is_some(), "still ray traced");
+}
