@@ -41,7 +41,8 @@ use rtcd_rapier::{RtcdShape, RtcdShapeData, parry3d::shape::SharedShape};
 /// The collider's scale is baked in when it is built (the entity's global scale at that moment, its
 /// mirrors and shear included, so that the collider has the shape the mesh is drawn with) and
 /// not followed afterwards. Replacing the component (inserting another `RtcdCollider`) builds the
-/// collider again, as does a change to its mesh asset (`AssetEvent::Modified`); removing it removes
+/// collider again, as does a change to its mesh asset's geometry (an `AssetEvent::Modified` that
+/// changed its positions or indices, not only its colours or texture coordinates); removing it removes
 /// the Rapier `Collider` and the [`RtcdColliderState`] the plugin inserted (a `Collider` inserted in
 /// its place stays).
 #[derive(Component, Clone, Debug)]
@@ -178,6 +179,22 @@ pub(crate) struct RtcdMeshCache {
     /// Mesh assets waited for that neither `Assets<Mesh>` nor the asset server knows: the runs
     /// waited so far (a warning once at [`UNKNOWN_MESH_RUNS`]).
     unknown: HashMap<AssetId<Mesh>, u32>,
+    /// The geometry (positions and indices) each mesh asset's colliders were built from, hashed: a
+    /// modified asset whose geometry is the same (its colours or texture coordinates changed) leaves
+    /// them as they are.
+    geometry: HashMap<AssetId<Mesh>, u64>,
+}
+
+/// A hash of a mesh's geometry, for [`RtcdMeshCache::geometry`].
+fn geometry_hash(positions: &[Vec3], indices: &[u32]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    positions.len().hash(&mut h);
+    for p in positions {
+        p.to_array().map(f32::to_bits).hash(&mut h);
+    }
+    indices.hash(&mut h);
+    h.finish()
 }
 
 /// Ancestors whose scales a collider's takes at most (a guard against a cycle; Bevy's hierarchies
@@ -197,6 +214,7 @@ pub(crate) fn refresh_colliders(
     mut commands: Commands,
     mut cache: ResMut<RtcdMeshCache>,
     mut events: Option<MessageReader<AssetEvent<Mesh>>>,
+    meshes: Option<Res<Assets<Mesh>>>,
     changed: Query<(Entity, Ref<RtcdCollider>, Ref<RtcdColliderState>), Changed<RtcdCollider>>,
     ticks: bevy::ecs::system::SystemChangeTick,
     built: Query<(Entity, &RtcdCollider, &RtcdColliderState)>,
@@ -252,13 +270,28 @@ pub(crate) fn refresh_colliders(
     let (mut stale, mut arrived) = (Vec::new(), Vec::new());
     for ev in events.read() {
         match ev {
-            AssetEvent::Modified { id } | AssetEvent::Removed { id } => stale.push(*id),
+            AssetEvent::Modified { id } => {
+                // Only a change of geometry: colours, normals or texture coordinates are the
+                // renderer's.
+                let same = meshes
+                    .as_ref()
+                    .and_then(|m| m.get(*id))
+                    .and_then(|m| mesh_data(m).ok())
+                    .is_some_and(|(p, i)| cache.geometry.get(id) == Some(&geometry_hash(&p, &i)));
+                if !same {
+                    stale.push(*id);
+                }
+            }
+            AssetEvent::Removed { id } => stale.push(*id),
             AssetEvent::Added { id } => arrived.push(*id),
             _ => {}
         }
     }
     if stale.is_empty() && arrived.is_empty() {
         return;
+    }
+    for id in &stale {
+        cache.geometry.remove(id);
     }
     cache.meshes.retain(|(id, _), o| {
         !(stale.contains(id) || (arrived.contains(id) && matches!(o, Outcome::Failed(_))))
@@ -292,6 +325,8 @@ impl RtcdMeshCache {
         self.meshes.retain(|_, o| used(o));
         self.files.retain(|_, (o, _)| used(o));
         self.rtcd.retain(|_, o| used(o));
+        let kept: std::collections::HashSet<AssetId<Mesh>> = self.meshes.keys().map(|(id, _)| *id).collect();
+        self.geometry.retain(|id, _| kept.contains(id));
     }
 
     /// Shapes held (tests).
@@ -543,7 +578,10 @@ pub(crate) fn build_colliders(
                         .map_or_else(|| "mesh asset".to_owned(), |p| format!("mesh asset `{p}`"));
                     let o = if let Some(mesh) = meshes.as_ref().and_then(|m| m.get(handle)) {
                         match mesh_data(mesh) {
-                            Ok((p, i)) => outcome(path.unwrap_or_else(|| label.clone()), &p, &i, baked),
+                            Ok((p, i)) => {
+                                cache.geometry.insert(handle.id(), geometry_hash(&p, &i));
+                                outcome(path.unwrap_or_else(|| label.clone()), &p, &i, baked)
+                            }
                             Err(e) => Outcome::Failed(format!("{what}: {e}")),
                         }
                     } else if let Some(LoadState::Failed(e)) =

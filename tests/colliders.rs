@@ -150,7 +150,8 @@ fn scaled_boxes_stay_boxes_and_mirrored_meshes_face_out() {
 }
 
 /// A collider follows its input: replacing the `RtcdCollider` builds it again from the new mesh, a
-/// change to its mesh asset too, and removing it removes the Rapier collider and the state.
+/// change to its mesh asset's geometry too (not one of its colours), and removing it removes the
+/// Rapier collider and the state.
 #[test]
 fn colliders_follow_a_replaced_component_or_a_modified_asset() {
     let mut app = app_with_assets();
@@ -188,6 +189,16 @@ fn colliders_follow_a_replaced_component_or_a_modified_asset() {
     common::ticks(&mut app, 4);
     let RtcdColliderState::Ready { mesh } = state(&app, a) else { panic!() };
     assert_eq!(mesh.positions().len(), 8, "built again from the modified asset");
+    // A change the renderer's alone (vertex colours): the collider stays as it was built.
+    let built = mesh.id();
+    app.world_mut()
+        .resource_mut::<Assets<Mesh>>()
+        .get_mut(&handle)
+        .unwrap()
+        .insert_attribute(Mesh::ATTRIBUTE_COLOR, vec![[1.0f32, 0.0, 0.0, 1.0]; 8]);
+    common::ticks(&mut app, 4);
+    let RtcdColliderState::Ready { mesh } = state(&app, a) else { panic!() };
+    assert_eq!(mesh.id(), built, "not built again for new colours");
 }
 
 /// A dynamic body gets soft CCD with its collider's prediction whether the `RtcdCollider` is on
