@@ -24,10 +24,10 @@ pub(crate) type RapierManifold = ContactManifold<ContactManifoldData, ContactDat
 ///
 /// Existing manifolds are reused in place (their `data` is left for Rapier to refill) and surplus
 /// ones removed; the caller sets a workspace so Rapier rebuilds its solver graph for the pair.
-/// Warm-start data (`TrackedContact::data`: accumulated impulses) is carried over from every previous
-/// point of the pair, first by exact feature ids (`match_contacts`: same vertex ray, same hit
-/// triangle), then, for points left unmatched, by the same vertex ray alone (its hit triangle
-/// changes as it slides over the other mesh, the contact is the same).
+/// Warm-start data (`TrackedContact::data`: accumulated impulses) is carried over from the previous
+/// points of the pair, each at most once, first by exact feature ids (`match_contacts`: same vertex
+/// ray, same hit triangle), then, for points left unmatched, by the same vertex ray alone (its hit
+/// triangle changes as it slides over the other mesh, the contact is the same).
 pub(crate) fn write_manifolds(
     src: &[rtcd::ContactManifold],
     swapped: bool,
@@ -103,6 +103,8 @@ const CARRY_INDEX_FROM: usize = 12;
 #[derive(Default)]
 struct Carry {
     old: Vec<OldPoint>,
+    /// Old points whose data a new point took (each goes to one new point at most).
+    taken: Vec<bool>,
     /// Whether the maps below index `old`.
     indexed: bool,
     /// `(fid1, fid2)` → the last old point with these features.
@@ -119,6 +121,8 @@ impl Carry {
         for m in manifolds {
             self.old.extend(m.points.iter().map(|p| OldPoint { fid1: p.fid1, fid2: p.fid2, data: p.data }));
         }
+        self.taken.clear();
+        self.taken.resize(self.old.len(), false);
         self.indexed = self.old.len() >= CARRY_INDEX_FROM;
         if self.indexed {
             self.exact.clear();
@@ -137,42 +141,53 @@ impl Carry {
         }
     }
 
-    /// Sets the solver data of `dst`'s points from the old points: `match_contacts` (exact feature
-    /// ids: the last such old point, as parry's), then the same casting vertex (the first such old
-    /// point) for the points it left alone. Scans for few old points (see [`carry_by_scan`]), looks
-    /// up otherwise, with the same result.
-    fn apply(&self, dst: &mut RapierManifold) {
+    /// Sets the solver data of `dst`'s points from the old points not taken yet: `match_contacts`
+    /// (exact feature ids: the last such old point, as parry's), then the same casting vertex (the
+    /// first such old point) for the points it left alone.
+    /// Scans for few old points (see [`Carry::apply_by_scan`]), looks up otherwise, with the same
+    /// result.
+    fn apply(&mut self, dst: &mut RapierManifold) {
         if !self.indexed {
-            return carry_by_scan(dst, &self.old);
+            return self.apply_by_scan(dst);
         }
         for c in &mut dst.points {
-            let found = self.exact.get(&(c.fid1.0, c.fid2.0)).or_else(|| {
-                let v1 = c.fid1.is_vertex().then(|| self.vertex1.get(&c.fid1.0)).flatten();
-                let v2 = c.fid2.is_vertex().then(|| self.vertex2.get(&c.fid2.0)).flatten();
-                v1.into_iter().chain(v2).min()
-            });
-            if let Some(&i) = found {
+            let exact = self.exact.get(&(c.fid1.0, c.fid2.0)).copied();
+            let found = match exact {
+                Some(i) => (!self.taken[i as usize]).then_some(i),
+                None => {
+                    let v1 = c.fid1.is_vertex().then(|| self.vertex1.get(&c.fid1.0)).flatten();
+                    let v2 = c.fid2.is_vertex().then(|| self.vertex2.get(&c.fid2.0)).flatten();
+                    v1.into_iter().chain(v2).copied().min().filter(|&i| !self.taken[i as usize])
+                }
+            };
+            if let Some(i) = found {
                 c.data = self.old[i as usize].data;
+                self.taken[i as usize] = true;
             }
         }
     }
-}
 
-/// [`Carry::apply`] by scanning: one pass over the old points per new point.
-fn carry_by_scan(dst: &mut RapierManifold, old: &[OldPoint]) {
-    for c in &mut dst.points {
-        let (mut exact, mut same_ray) = (None, None);
-        for o in old {
-            if o.fid1 == c.fid1 && o.fid2 == c.fid2 {
-                exact = Some(o);
-            } else if same_ray.is_none()
-                && ((c.fid1.is_vertex() && o.fid1 == c.fid1) || (c.fid2.is_vertex() && o.fid2 == c.fid2))
-            {
-                same_ray = Some(o);
+    /// [`Carry::apply`] by scanning: one pass over the old points per new point.
+    fn apply_by_scan(&mut self, dst: &mut RapierManifold) {
+        for c in &mut dst.points {
+            let (mut exact, mut same_ray) = (None, None);
+            for (i, o) in self.old.iter().enumerate() {
+                if o.fid1 == c.fid1 && o.fid2 == c.fid2 {
+                    exact = Some(i);
+                } else if same_ray.is_none()
+                    && ((c.fid1.is_vertex() && o.fid1 == c.fid1) || (c.fid2.is_vertex() && o.fid2 == c.fid2))
+                {
+                    same_ray = Some(i);
+                }
             }
-        }
-        if let Some(o) = exact.or(same_ray) {
-            c.data = o.data;
+            let found = match exact {
+                Some(i) => (!self.taken[i]).then_some(i),
+                None => same_ray.filter(|&i| !self.taken[i]),
+            };
+            if let Some(i) = found {
+                c.data = self.old[i].data;
+                self.taken[i] = true;
+            }
         }
     }
 }
@@ -292,8 +307,9 @@ mod tests {
                 c.data.impulse = k as f32 + 1.0;
                 prev.points.push(c);
             }
-            let mut carry = Carry::default();
+            let (mut carry, mut scan) = (Carry::default(), Carry::default());
             carry.set_old(std::slice::from_ref(&prev));
+            scan.set_old(std::slice::from_ref(&prev));
             assert!(carry.indexed);
             let mut a = RapierManifold::with_data(0, 0, ContactManifoldData::default());
             for _ in 0..20 {
@@ -307,14 +323,14 @@ mod tests {
             }
             let mut b = a.clone();
             carry.apply(&mut a);
-            carry_by_scan(&mut b, &carry.old);
+            scan.apply_by_scan(&mut b);
             let (ia, ib): (Vec<f32>, Vec<f32>) =
                 a.points.iter().zip(&b.points).map(|(p, q)| (p.data.impulse, q.data.impulse)).unzip();
             assert_eq!(ia, ib, "round {round}");
             lookups += ia.iter().filter(|i| **i > 0.0).count();
         }
         // Both kinds of match happen (not a comparison of two empty results).
-        assert!(lookups > 1000, "{lookups}");
+        assert!(lookups > 500, "{lookups}");
     }
 
     #[test]
@@ -342,5 +358,20 @@ mod tests {
         );
         let impulses: Vec<f32> = out[0].points.iter().map(|p| p.data.impulse).collect();
         assert_eq!(impulses, vec![1.0, 2.0, 0.0]);
+    }
+
+    /// Each previous point's impulse goes to one new point at most: vertex 0 cast against triangle 5
+    /// and then against 5 and 9 gives its impulse to the exact match alone.
+    #[test]
+    fn warm_start_is_carried_once() {
+        let mut out = Vec::new();
+        let write = |m: rtcd::ContactManifold, out: &mut Vec<RapierManifold>| {
+            write_manifolds(&[m], false, &Pose::IDENTITY, 0.0, HandedDepths::AS_MEASURED, out)
+        };
+        write(src(&[(0, 5, -0.1)], Vec3::NEG_Y), &mut out);
+        out[0].points[0].data.impulse = 1.0;
+        write(src(&[(0, 5, -0.1), (0, 9, -0.1)], Vec3::NEG_Y), &mut out);
+        let impulses: Vec<f32> = out[0].points.iter().map(|p| p.data.impulse).collect();
+        assert_eq!(impulses, vec![1.0, 0.0], "not duplicated");
     }
 }
