@@ -51,6 +51,17 @@ pub enum MeshError {
         /// Number of vertices given.
         vertex_count: usize,
     },
+    /// More triangles than the hierarchy's leaves can name
+    /// ([`MAX_TRIANGLES`](crate::mesh::MAX_TRIANGLES)).
+    #[error("mesh `{mesh}` has {triangles} triangles; at most {max} are supported")]
+    TooLarge {
+        /// Mesh name.
+        mesh: String,
+        /// Triangles given.
+        triangles: usize,
+        /// The limit.
+        max: usize,
+    },
     /// More degenerate triangles than [`MAX_DEGENERATE_SHARE`](crate::mesh::MAX_DEGENERATE_SHARE) allows.
     #[error(
         "mesh `{mesh}`: {degenerate} of {total} triangles are degenerate (zero area or repeated vertex), first is triangle {first}; more than {max_percent}% is rejected"

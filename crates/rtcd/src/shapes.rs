@@ -66,7 +66,8 @@ pub fn subdivided_cuboid(half: Vec3, n: u32) -> MeshData {
 }
 
 /// A geodesic sphere: an icosahedron with each edge split into `frequency` segments, projected on
-/// the sphere (`10 f² + 2` vertices, `20 f²` triangles).
+/// the sphere (`20 f²` triangles; each face's vertices listed apart, `10 (f + 1) (f + 2)` in all,
+/// which [`RtcdMesh::new`](crate::RtcdMesh::new) welds into `10 f² + 2`).
 pub fn icosphere(radius: f32, frequency: u32) -> MeshData {
     let f = frequency.max(1);
     let phi = (1.0 + 5f32.sqrt()) / 2.0;

@@ -42,8 +42,10 @@ pub struct ContactPoint {
     pub local_p1: Vec3,
     /// Point on shape 2, in shape 2's frame.
     pub local_p2: Vec3,
-    /// Signed distance along the manifold normal: negative when penetrating (minus the re-projected
-    /// depth), positive for a speculative contact within the prediction distance.
+    /// Signed distance along the point's own contact normal (its ray's, which lies within the
+    /// manifold's `manifold_angle` of the manifold normal, not always on it): negative when
+    /// penetrating (minus the re-projected depth), positive for a speculative contact within the
+    /// prediction distance.
     pub dist: f32,
     /// Feature of shape 1.
     pub fid1: FeatureId,

@@ -25,6 +25,14 @@ pub(crate) struct Cleaned {
     pub report: MeshReport,
 }
 
+/// [`MeshError::TooLarge`] past [`super::MAX_TRIANGLES`].
+pub(crate) fn check_size(name: &str, triangles: usize) -> Result<(), MeshError> {
+    if triangles > super::MAX_TRIANGLES {
+        return Err(MeshError::TooLarge { mesh: name.to_string(), triangles, max: super::MAX_TRIANGLES });
+    }
+    Ok(())
+}
+
 pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<Cleaned, MeshError> {
     let mesh = || name.to_string();
     if positions.is_empty() || indices.is_empty() {
@@ -37,6 +45,7 @@ pub(crate) fn clean(name: &str, positions: &[Vec3], indices: &[u32]) -> Result<C
     if !indices.len().is_multiple_of(3) {
         return Err(MeshError::IndexCount { mesh: mesh(), count: indices.len() });
     }
+    check_size(name, indices.len() / 3)?;
     if let Some(k) = indices.iter().position(|&i| i as usize >= positions.len()) {
         return Err(MeshError::IndexOutOfRange {
             mesh: mesh(),
@@ -355,5 +364,28 @@ impl EdgeMap {
     /// Each edge with its triangles, in edge order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&(u32, u32), &[(u32, u8)])> {
         self.keys.iter().enumerate().map(|(i, k)| (k, self.list(i)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{bvh::LEAF_COUNT_BITS, mesh::MAX_TRIANGLES};
+
+    /// The hierarchy's leaf word bounds the triangle count: one more than the limit is refused with
+    /// the counts, the limit itself is taken (checked without building a mesh that size), and the
+    /// last triangle it allows still fits the leaf word beside a full leaf's count.
+    #[test]
+    fn too_many_triangles_are_refused() {
+        assert!(check_size("big", MAX_TRIANGLES).is_ok());
+        match check_size("big", MAX_TRIANGLES + 1) {
+            Err(MeshError::TooLarge { triangles, max, .. }) => {
+                assert_eq!((triangles, max), (MAX_TRIANGLES + 1, MAX_TRIANGLES))
+            }
+            other => panic!("{other:?}"),
+        }
+        let last = MAX_TRIANGLES as u64 - 1;
+        let word = (last << LEAF_COUNT_BITS) | ((1 << LEAF_COUNT_BITS) - 1);
+        assert!(word <= u64::from(u32::MAX) && word >> LEAF_COUNT_BITS == last);
     }
 }

@@ -34,6 +34,12 @@ use crate::{
 /// rejected with [`MeshError::TooManyDegenerate`].
 pub const MAX_DEGENERATE_SHARE: f32 = 0.10;
 
+/// The most triangles a mesh may have: a hierarchy leaf names its first triangle in the bits of a
+/// 32-bit word that its count leaves ([`crate::bvh::LEAF_COUNT_BITS`]), on the CPU and the GPU alike;
+/// a larger mesh is rejected with [`MeshError::TooLarge`]. (About 268 million: a mesh that size
+/// is a level to split into chunks, not a collider.)
+pub const MAX_TRIANGLES: usize = (1 << (32 - crate::bvh::LEAF_COUNT_BITS)) - 1;
+
 /// What validation found and repaired. Nothing is dropped or changed without being counted here.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MeshReport {
