@@ -180,18 +180,32 @@ pub fn tube_along(
     path: impl Fn(f32) -> (Vec3, Vec3, f32),
 ) -> MeshData {
     let (r, m) = (rings.max(2), segments.max(3));
-    let mut v = Vec::new();
-    let mut prev_normal: Option<Vec3> = None;
     let denom = if closed_loop { r as f32 } else { (r - 1) as f32 };
+    // Parallel transport of the frame keeps the tube from twisting.
+    let mut rings_at: Vec<(Vec3, Vec3, Vec3, f32)> = Vec::with_capacity(r as usize);
     for j in 0..r {
         let (c, t, rad) = path(j as f32 / denom);
         let t = t.normalize();
-        // Parallel transport of the frame keeps the tube from twisting.
-        let n = match prev_normal {
+        let n = match rings_at.last() {
             None => t.any_orthonormal_vector(),
-            Some(p) => (p - t * p.dot(t)).normalize(),
+            Some(&(_, _, p, _)) => (p - t * p.dot(t)).normalize(),
         };
-        prev_normal = Some(n);
+        rings_at.push((c, t, n, rad));
+    }
+    // Around a loop that is not planar the transported frame comes back turned (its holonomy): the
+    // last ring would be joined to the first with a twist, its quads cutting across the tube. The
+    // turn is spread evenly over the rings instead.
+    let twist = if closed_loop {
+        let (_, t0, n0, _) = rings_at[0];
+        let p = rings_at[rings_at.len() - 1].2;
+        let back = (p - t0 * p.dot(t0)).normalize();
+        n0.cross(back).dot(t0).atan2(n0.dot(back))
+    } else {
+        0.0
+    };
+    let mut v = Vec::new();
+    for (j, &(c, t, n, rad)) in rings_at.iter().enumerate() {
+        let n = glam::Quat::from_axis_angle(t, -twist * j as f32 / r as f32) * n;
         let b = t.cross(n);
         for i in 0..m {
             let a = TAU * i as f32 / m as f32;

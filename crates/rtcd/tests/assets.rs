@@ -31,3 +31,24 @@ fn committed_assets_match_the_generator() {
         assert!(loaded.report().notes().is_empty(), "{}: {:?}", spec.name, loaded.report().notes());
     }
 }
+
+/// The closed tubes join their last ring to their first without a twist: around a loop that is not
+/// planar, a parallel-transported frame comes back turned, and joined vertex by vertex the seam's
+/// quads cut across the tube (the (2,3) knot's frame came back turned about 174°, its seam edges
+/// longer than the tube is wide). Every ring-to-ring edge, the seam's included, is about as long as
+/// the others.
+#[test]
+fn closed_tubes_join_without_a_twist() {
+    for (name, (v, _), m) in [
+        ("knot", rtcd::shapes::torus_knot(2, 3, 0.15, 0.07, 144, 12), 12usize),
+        ("trefoil", rtcd::shapes::torus_knot(3, 2, 0.2, 0.05, 90, 10), 10),
+    ] {
+        let r = v.len() / m;
+        let longest_between = |j: usize, k: usize| {
+            (0..m).map(|i| (v[j * m + i] - v[k * m + i]).length()).fold(0.0f32, f32::max)
+        };
+        let usual = (0..r - 1).map(|j| longest_between(j, j + 1)).fold(0.0f32, f32::max);
+        let seam = longest_between(r - 1, 0);
+        assert!(seam < 1.5 * usual, "{name}: seam edges {seam} against {usual} elsewhere");
+    }
+}
