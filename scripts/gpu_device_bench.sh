@@ -137,8 +137,8 @@ start=$SECONDS
 timeout -k 15 "$bench_timeout" "$bench" "${args[@]}" >"$out/bench.json" 2>"$out/bench.log"
 rc=$?
 say "rtcd_bench: exit $rc after $((SECONDS - start)) s"
-[[ $rc -eq 124 || $rc -eq 137 ]] && fail "rtcd_bench ran past ${bench_timeout} s"
-[[ $rc -ne 0 && $rc -ne 124 ]] && { fail "rtcd_bench exited $rc"; tail -n 20 "$out/bench.log" | tee -a "$summary"; }
+[[ $rc -eq 124 || $rc -eq 137 ]] && fail "rtcd_bench ran past ${bench_timeout} s, or was killed (exit $rc)"
+[[ $rc -ne 0 && $rc -ne 124 && $rc -ne 137 ]] && { fail "rtcd_bench exited $rc"; tail -n 20 "$out/bench.log" | tee -a "$summary"; }
 adapter="$(grep -o '"gpu":"[^"]*"' "$out/bench.json" | head -n1 | cut -d'"' -f4)"
 say "rtcd_bench adapter: ${adapter:-none}"
 if grep -q '"gpu_software":true' "$out/bench.json"; then
@@ -175,8 +175,8 @@ for mode in "${modes[@]}"; do
     awk '/^== falling_objects:/ {on=1} on; /^wall time:/ {on=0}' "$log" | tee -a "$summary"
     grep -E '^(FAILED|note|pipelined):' "$log" | tee -a "$summary"
     say "falling_objects --backend $mode: exit $rc after $((SECONDS - start)) s"
-    [[ $rc -eq 124 || $rc -eq 137 ]] && fail "falling_objects --backend $mode ran past ${headless_timeout} s"
-    [[ $rc -ne 0 && $rc -ne 124 ]] && { fail "falling_objects --backend $mode exited $rc"; tail -n 15 "$log" | tee -a "$summary"; }
+    [[ $rc -eq 124 || $rc -eq 137 ]] && fail "falling_objects --backend $mode ran past ${headless_timeout} s, or was killed (exit $rc)"
+    [[ $rc -ne 0 && $rc -ne 124 && $rc -ne 137 ]] && { fail "falling_objects --backend $mode exited $rc"; tail -n 15 "$log" | tee -a "$summary"; }
     backend="$(grep -m1 '^== falling_objects:' "$log" | sed 's/.*, backend //')"
     [[ "$mode" == cpu ]] && continue
     want="gpu immediate ("

@@ -144,19 +144,20 @@ fn open_mesh_warning(mesh: &RtcdMesh) -> Option<String> {
     ))
 }
 
-/// The Rapier `Collider` the plugin inserted on an entity (the address of its shape): when the
-/// `RtcdCollider` goes, that collider goes with it, and a `Collider` the user put in its place stays.
-#[derive(Component, Clone, Copy, Debug)]
-pub(crate) struct RtcdBuilt(usize);
+/// The Rapier `Collider` the plugin inserted on an entity (a weak handle on its shape, which keeps
+/// its address from being reused): when the `RtcdCollider` goes, that collider goes with it, and a
+/// `Collider` the user put in its place stays.
+#[derive(Component, Clone, Debug)]
+pub(crate) struct RtcdBuilt(std::sync::Weak<dyn rtcd_rapier::parry3d::shape::Shape>);
 
 impl RtcdBuilt {
     fn of(collider: &Collider) -> Self {
-        Self(Arc::as_ptr(&collider.raw.0).cast::<()>() as usize)
+        Self(Arc::downgrade(&collider.raw.0))
     }
 
     /// Whether `collider` is the one the plugin inserted.
-    fn built(self, collider: &Collider) -> bool {
-        Self::of(collider).0 == self.0
+    fn built(&self, collider: &Collider) -> bool {
+        std::ptr::addr_eq(self.0.as_ptr(), Arc::as_ptr(&collider.raw.0))
     }
 }
 
@@ -172,20 +173,19 @@ enum Outcome {
 /// `RtcdShapeData` and a rejected mesh is neither validated nor reported again.
 #[derive(Resource, Default)]
 pub(crate) struct RtcdMeshCache {
-    meshes: HashMap<(AssetId<Mesh>, MapKey), Outcome>,
+    /// With a hash of the geometry (positions and indices) it was built from, where it had one: a
+    /// modified asset whose geometry is that of every entry (its colours or texture coordinates
+    /// changed) leaves its colliders as they are.
+    meshes: HashMap<(AssetId<Mesh>, MapKey), (Outcome, Option<u64>)>,
     /// With the file's modification time when it was read (`None`: it could not be stat'ed).
     files: HashMap<(PathBuf, MapKey), (Outcome, Option<std::time::SystemTime>)>,
     rtcd: HashMap<(u64, MapKey), Outcome>,
     /// Mesh assets waited for that neither `Assets<Mesh>` nor the asset server knows: the runs
     /// waited so far (a warning once at [`UNKNOWN_MESH_RUNS`]).
     unknown: HashMap<AssetId<Mesh>, u32>,
-    /// The geometry (positions and indices) each mesh asset's colliders were built from, hashed: a
-    /// modified asset whose geometry is the same (its colours or texture coordinates changed) leaves
-    /// them as they are.
-    geometry: HashMap<AssetId<Mesh>, u64>,
 }
 
-/// A hash of a mesh's geometry, for [`RtcdMeshCache::geometry`].
+/// A hash of a mesh's geometry, for [`RtcdMeshCache::meshes`].
 fn geometry_hash(positions: &[Vec3], indices: &[u32]) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -244,17 +244,20 @@ pub(crate) fn refresh_colliders(
         if let Ok((built, collider, scale)) = owned.get(e) {
             if collider.is_some_and(|c| built.built(c)) {
                 cmd.try_remove::<Collider>();
-                if scale == Some(&ColliderScale::Absolute(Vec3::ONE)) {
-                    cmd.try_remove::<ColliderScale>();
-                }
+            }
+            // The plugin's scale goes whoever's the collider is: a collider the user put in its
+            // place follows the entity's scale, as bevy_rapier's do.
+            if scale == Some(&ColliderScale::Absolute(Vec3::ONE)) {
+                cmd.try_remove::<ColliderScale>();
             }
             cmd.try_remove::<RtcdBuilt>();
         }
     };
-    // Replaced since it was built (whether it was added this frame or long ago): a component newer
-    // than the state built from it.
+    // Replaced since it was built (whether it was added this frame or long ago): a component no older
+    // than the state built from it (the same tick: replaced by a command applied with the plugin's
+    // own; the plugin never inserts an `RtcdCollider`, and a new one is spawned before it is built).
     for (e, c, built) in &changed {
-        if c.last_changed().is_newer_than(built.last_changed(), ticks.this_run()) {
+        if !built.last_changed().is_newer_than(c.last_changed(), ticks.this_run()) {
             unbuild(&mut commands, e);
         }
     }
@@ -267,33 +270,39 @@ pub(crate) fn refresh_colliders(
     let Some(events) = events.as_mut() else { return };
     // Modified or removed: everything built from the asset goes. Added (an asset that failed to
     // load, loaded again or inserted by hand): what failed for want of it goes.
-    let (mut stale, mut arrived) = (Vec::new(), Vec::new());
+    let (mut stale, mut arrived) = (std::collections::HashSet::new(), std::collections::HashSet::new());
     for ev in events.read() {
         match ev {
             AssetEvent::Modified { id } => {
                 // Only a change of geometry: colours, normals or texture coordinates are the
-                // renderer's.
-                let same = meshes
-                    .as_ref()
-                    .and_then(|m| m.get(*id))
-                    .and_then(|m| mesh_data(m).ok())
-                    .is_some_and(|(p, i)| cache.geometry.get(id) == Some(&geometry_hash(&p, &i)));
+                // renderer's. Every entry of the asset (one per baked map) must have been built
+                // from the geometry it has now; an asset no entry was built from is not read.
+                let built: Vec<Option<u64>> =
+                    cache.meshes.iter().filter(|((m, _), _)| m == id).map(|(_, (_, h))| *h).collect();
+                let same = !built.is_empty()
+                    && meshes.as_ref().and_then(|m| m.get(*id)).and_then(|m| mesh_data(m).ok()).is_some_and(
+                        |(p, i)| {
+                            let now = geometry_hash(&p, &i);
+                            built.iter().all(|h| *h == Some(now))
+                        },
+                    );
                 if !same {
-                    stale.push(*id);
+                    stale.insert(*id);
                 }
             }
-            AssetEvent::Removed { id } => stale.push(*id),
-            AssetEvent::Added { id } => arrived.push(*id),
+            AssetEvent::Removed { id } => {
+                stale.insert(*id);
+            }
+            AssetEvent::Added { id } => {
+                arrived.insert(*id);
+            }
             _ => {}
         }
     }
     if stale.is_empty() && arrived.is_empty() {
         return;
     }
-    for id in &stale {
-        cache.geometry.remove(id);
-    }
-    cache.meshes.retain(|(id, _), o| {
+    cache.meshes.retain(|(id, _), (o, _)| {
         !(stale.contains(id) || (arrived.contains(id) && matches!(o, Outcome::Failed(_))))
     });
     for (e, c, s) in &built {
@@ -322,11 +331,9 @@ impl RtcdMeshCache {
                 Outcome::Failed(_) => true,
             }
         }
-        self.meshes.retain(|_, o| used(o));
+        self.meshes.retain(|_, (o, _)| used(o));
         self.files.retain(|_, (o, _)| used(o));
         self.rtcd.retain(|_, o| used(o));
-        let kept: std::collections::HashSet<AssetId<Mesh>> = self.meshes.keys().map(|(id, _)| *id).collect();
-        self.geometry.retain(|id, _| kept.contains(id));
     }
 
     /// Shapes held (tests).
@@ -424,7 +431,8 @@ pub(crate) fn baked_map(chain: &[Link]) -> Baked {
             // (relative to its parent's decomposed rotation where it has one).
             let body = decomposed(linear(&chain[k..]));
             let parent = linear(&chain[k + 1..]);
-            let local = if k + 1 < chain.len() { decomposed(parent).inverse() * body } else { body };
+            // bevy_rapier's writeback: the rotation of the parent's inverse affine map, times Rapier's.
+            let local = if k + 1 < chain.len() { decomposed(parent.inverse()) * body } else { body };
             let drawn_body = parent * Mat3::from_quat(local) * Mat3::from_diagonal(chain[k].0.scale);
             (body * rotations(&chain[..k]), drawn_body * linear(&chain[..k]))
         }
@@ -569,9 +577,10 @@ pub(crate) fn build_colliders(
         let (result, fresh) = match &collider.source {
             ColliderSource::Mesh(handle) => {
                 let key = (handle.id(), skey);
-                if let Some(o) = cache.meshes.get(&key) {
+                if let Some((o, _)) = cache.meshes.get(&key) {
                     (o.clone(), false)
                 } else {
+                    let mut geometry = None;
                     let path = server.as_ref().and_then(|s| s.get_path(handle.id())).map(|p| p.to_string());
                     let what = path
                         .as_ref()
@@ -579,7 +588,7 @@ pub(crate) fn build_colliders(
                     let o = if let Some(mesh) = meshes.as_ref().and_then(|m| m.get(handle)) {
                         match mesh_data(mesh) {
                             Ok((p, i)) => {
-                                cache.geometry.insert(handle.id(), geometry_hash(&p, &i));
+                                geometry = Some(geometry_hash(&p, &i));
                                 outcome(path.unwrap_or_else(|| label.clone()), &p, &i, baked)
                             }
                             Err(e) => Outcome::Failed(format!("{what}: {e}")),
@@ -611,7 +620,7 @@ pub(crate) fn build_colliders(
                         continue;
                     };
                     cache.unknown.remove(&handle.id());
-                    cache.meshes.insert(key, o.clone());
+                    cache.meshes.insert(key, (o.clone(), geometry));
                     (o, true)
                 }
             }

@@ -380,16 +380,17 @@ fn start_backend(world: &mut World) {
 }
 
 /// The soft-CCD prediction the plugin gave a body: followed as the body's colliders change, and
-/// taken back with them, while the body's `SoftCcd` is still the plugin's.
+/// taken back with them, while the body's `SoftCcd` is still the plugin's. NaN: the user removed
+/// it, and the body is left without.
 #[derive(Component, Clone, Copy, Debug)]
 pub(crate) struct RtcdSoftCcd(f32);
 
 /// Soft CCD (see [`RtcdSettings::soft_ccd`]) for dynamic ray-traced bodies: the body of an
 /// `RtcdCollider` is its own entity's `RigidBody`, or the nearest ancestor's (as bevy_rapier
 /// attaches it); a body with several gets the largest of their predictions, raised when one is
-/// built later and lowered when one goes. A body whose colliders are all gone, or all bodies when
-/// `soft_ccd` is turned off, lose the plugin's soft CCD. A `SoftCcd` the user set (or changed) is
-/// left alone.
+/// built later and lowered when one goes (colliders that could not be built do not count). A body
+/// whose colliders are all gone, or all bodies when `soft_ccd` is turned off, lose the plugin's
+/// soft CCD. A `SoftCcd` the user set, changed or removed is left so.
 fn apply_soft_ccd(
     mut commands: Commands,
     state: Res<RtcdNarrowPhase>,
@@ -423,7 +424,8 @@ fn apply_soft_ccd(
             // The collider's own culling distance (the parameters of its mesh with itself).
             let prediction = match collider {
                 RtcdColliderState::Ready { mesh } => params.for_pair(mesh, mesh).culling_dist,
-                _ => params.culling_dist,
+                RtcdColliderState::Fallback { .. } => params.culling_dist,
+                RtcdColliderState::Failed { .. } => continue,
             };
             let k = *place.entry(body).or_insert_with(|| {
                 wanted.push((body, prediction));
@@ -435,7 +437,14 @@ fn apply_soft_ccd(
     for &(body, prediction) in &wanted {
         let Ok((_, soft, given)) = bodies.get(body) else { continue };
         let ours = match (soft, given) {
-            (None, _) => true,
+            (None, None) => true,
+            // The user removed the plugin's: the body stays without.
+            (None, Some(g)) => {
+                if !g.0.is_nan() {
+                    commands.entity(body).try_insert(RtcdSoftCcd(f32::NAN));
+                }
+                false
+            }
             // Still what the plugin gave (the user did not change it), and the colliders changed.
             (Some(s), Some(g)) => s.prediction == g.0 && g.0 != prediction,
             (Some(_), None) => false,

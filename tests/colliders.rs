@@ -272,6 +272,13 @@ fn soft_ccd_reaches_the_body_of_a_child_collider() {
     app.world_mut().resource_mut::<RtcdSettings>().soft_ccd = false;
     common::ticks(&mut app, 2);
     assert_eq!((ccd(&app, parent), ccd(&app, user)), (None, Some(7.0)));
+    // On again: given back; removed by the user: left without.
+    app.world_mut().resource_mut::<RtcdSettings>().soft_ccd = true;
+    common::ticks(&mut app, 2);
+    assert_eq!(ccd(&app, parent), Some(b));
+    app.world_mut().entity_mut(parent).remove::<SoftCcd>();
+    common::ticks(&mut app, 3);
+    assert_eq!(ccd(&app, parent), None, "the user's removal stands");
 }
 
 #[test]
@@ -736,6 +743,21 @@ fn colliders_have_the_shape_they_are_drawn_with() {
             ))
             .id();
         cases.push(("a fixed body mirrored on y".into(), e));
+        // A fixed body under a turned, mirrored parent that is no body (bevy_rapier writes the body's
+        // rotation back relative to the parent's inverse map).
+        let holder = app
+            .world_mut()
+            .spawn(
+                Transform::from_xyz(x, 10.0, 0.0)
+                    .with_rotation(Quat::from_rotation_z(FRAC_PI_2))
+                    .with_scale(Vec3::new(1.0, -1.0, 1.0)),
+            )
+            .id();
+        let e = app
+            .world_mut()
+            .spawn((source.clone(), RigidBody::Fixed, Transform::from_xyz(0.5, 0.0, 0.0), ChildOf(holder)))
+            .id();
+        cases.push(("a fixed body under a turned, mirrored parent that is no body".into(), e));
         for (n, (angle, what)) in [(FRAC_PI_2, "a quarter turn"), (0.5236, "30°")].into_iter().enumerate() {
             let body = app
                 .world_mut()
@@ -765,9 +787,16 @@ fn colliders_have_the_shape_they_are_drawn_with() {
         let handle =
             app.world().get::<RapierColliderHandle>(*e).unwrap_or_else(|| panic!("{what}: no handle"));
         let pose = *colliders.colliders.get(handle.0).unwrap().position();
-        let drawn: Vec<Vec3> =
+        let mut drawn: Vec<Vec3> =
             v.iter().map(|p| app.world().get::<GlobalTransform>(*e).unwrap().transform_point(*p)).collect();
-        let built: Vec<Vec3> = mesh.positions().iter().map(|p| pose.transform_point(*p)).collect();
+        let mut built: Vec<Vec3> = mesh.positions().iter().map(|p| pose.transform_point(*p)).collect();
+        if what.contains("parent that is no body") {
+            // bevy_rapier's writeback places such a body's translation apart from Rapier's (its
+            // own inverse of a turned, mirrored map): the shapes are compared about their origins.
+            let (d0, b0) = (drawn[0], pose.translation);
+            drawn.iter_mut().for_each(|d| *d -= d0);
+            built.iter_mut().for_each(|b| *b -= b0);
+        }
         assert_eq!(built.len(), drawn.len(), "{what}");
         for d in &drawn {
             let nearest = built.iter().map(|b| (*b - *d).length()).fold(f32::INFINITY, f32::min);
@@ -777,18 +806,20 @@ fn colliders_have_the_shape_they_are_drawn_with() {
             );
         }
         // Still a solid facing out.
-        assert!(mesh.is_closed(), "{what}");
+        assert!(mesh.is_closed() && mesh.volume() > 0.0, "{what}: volume {}", mesh.volume());
     }
 }
 
 /// Removing an `RtcdCollider` takes away only what the plugin built: a `Collider` the user inserted
-/// in its place in the same frame stays, and so does one inserted while the mesh was still loading.
+/// in its place in the same frame stays (and follows the entity's scale), and so does one inserted
+/// while the mesh was still loading.
 #[test]
 fn removing_the_component_keeps_a_collider_the_user_put_in_its_place() {
     let mut app = app_with_assets();
     let (v, i) = shapes::cuboid(Vec3::splat(0.5));
     let cube = Arc::new(RtcdMesh::new("cube", &v, &i).unwrap());
     let e = spawn(&mut app, RtcdCollider::from_rtcd_mesh(cube), Some(RigidBody::Dynamic), Vec3::ZERO);
+    app.world_mut().entity_mut(e).insert(Transform::from_scale(Vec3::splat(2.0)));
     common::ticks(&mut app, 2);
     assert!(matches!(state(&app, e), RtcdColliderState::Ready { .. }));
     app.world_mut().entity_mut(e).remove::<RtcdCollider>().insert(Collider::ball(0.5));
@@ -796,6 +827,10 @@ fn removing_the_component_keeps_a_collider_the_user_put_in_its_place() {
     assert!(app.world().get::<RtcdColliderState>(e).is_none(), "the plugin's state goes");
     let c = app.world().get::<Collider>(e).expect("the user's collider stays");
     assert!(c.as_ball().is_some(), "the user's ball, not the plugin's mesh");
+    // It follows the entity's scale as any bevy_rapier collider does: the plugin's fixed scale went.
+    assert_eq!(app.world().get::<ColliderScale>(e), None);
+    let radius = c.as_ball().unwrap().radius();
+    assert!((radius - 1.0).abs() < 1e-5, "the ball scaled by the entity's 2: radius {radius}");
 
     // Never built (its mesh asset not loaded yet), replaced by the user's own collider.
     let pending: Handle<Mesh> = Handle::default();

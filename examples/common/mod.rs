@@ -24,9 +24,11 @@ use bevy_rtcd::prelude::*;
 use bevy_rtcd::rtcd::RtcdMesh;
 use rtcd_scenes::Cuboid;
 
-/// Path of `assets/meshes/{name}.obj` (absolute: examples run from any working directory).
+/// Path of `{name}.obj` in the mesh folder the scenes load from (`rtcd_scenes::assets_dir`: the
+/// repository's `assets/meshes`, absolute so examples run from any working directory, or the
+/// folder `RTCD_ASSETS_DIR` names).
 pub fn mesh_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/meshes").join(format!("{name}.obj"))
+    rtcd_scenes::assets_dir().join(format!("{name}.obj"))
 }
 
 /// A Bevy render mesh (positions, smooth vertex normals, indices) of an `RtcdMesh`, so what is drawn

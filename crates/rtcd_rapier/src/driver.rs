@@ -578,9 +578,9 @@ impl RtcdDriver {
 
     /// Takes what the driver needs of the world's parameters: `dt` ([`DriverSettings::dt`]) and what
     /// [`DepthBound::Corrective`](crate::DepthBound) derives the bound on the depths handed to the
-    /// solver from ([`corrective_depth`](crate::corrective_depth)). [`RtcdDriver::detect_recycling`]
-    /// calls it itself; with [`RtcdDriver::detect`], call it once (and when the parameters change),
-    /// or the bound follows Rapier's default parameters (`length_unit` 1).
+    /// solver from ([`corrective_depth`](crate::corrective_depth)). [`RtcdDriver::detect`],
+    /// [`RtcdDriver::detect_recycling`] and [`RtcdDriver::prepare`] call it themselves with the
+    /// parameters they are given.
     pub fn set_integration_parameters(&mut self, params: &IntegrationParameters) {
         self.settings.dt = params.dt;
         self.max_corrective = corrective_speed(params);

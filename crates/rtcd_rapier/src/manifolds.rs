@@ -25,9 +25,11 @@ pub(crate) type RapierManifold = ContactManifold<ContactManifoldData, ContactDat
 /// Existing manifolds are reused in place (their `data` is left for Rapier to refill) and surplus
 /// ones removed; the caller sets a workspace so Rapier rebuilds its solver graph for the pair.
 /// Warm-start data (`TrackedContact::data`: accumulated impulses) is carried over from the previous
-/// points of the pair, each at most once, first by exact feature ids (`match_contacts`: same vertex
-/// ray, same hit triangle), then, for points left unmatched, by the same vertex ray alone (its hit
-/// triangle changes as it slides over the other mesh, the contact is the same).
+/// points of the pair, each at most once (as Rapier's carry from its contact clusters does; parry's
+/// `match_contacts` may give one point's to several): first by exact feature ids (same vertex ray,
+/// same hit triangle) for every point of the pair, then, for the points left unmatched, by the same
+/// vertex ray alone (its hit triangle changes as it slides over the other mesh, the contact is the
+/// same).
 pub(crate) fn write_manifolds(
     src: &[rtcd::ContactManifold],
     swapped: bool,
@@ -70,8 +72,8 @@ pub(crate) fn write_manifolds(
         merge_deep_overlap(out, pos12, depths.merge_from);
         for dst in out.iter_mut() {
             bound_depths(dst, depths.bound);
-            carry.apply(dst);
         }
+        carry.apply(out);
     });
 }
 
@@ -141,54 +143,55 @@ impl Carry {
         }
     }
 
-    /// Sets the solver data of `dst`'s points from the old points not taken yet: `match_contacts`
-    /// (exact feature ids: the last such old point, as parry's), then the same casting vertex (the
-    /// first such old point) for the points it left alone.
-    /// Scans for few old points (see [`Carry::apply_by_scan`]), looks up otherwise, with the same
-    /// result.
-    fn apply(&mut self, dst: &mut RapierManifold) {
-        if !self.indexed {
-            return self.apply_by_scan(dst);
-        }
-        for c in &mut dst.points {
-            let exact = self.exact.get(&(c.fid1.0, c.fid2.0)).copied();
-            let found = match exact {
-                Some(i) => (!self.taken[i as usize]).then_some(i),
-                None => {
-                    let v1 = c.fid1.is_vertex().then(|| self.vertex1.get(&c.fid1.0)).flatten();
-                    let v2 = c.fid2.is_vertex().then(|| self.vertex2.get(&c.fid2.0)).flatten();
-                    v1.into_iter().chain(v2).copied().min().filter(|&i| !self.taken[i as usize])
+    /// Sets the solver data of the points of `out` (the pair's new manifolds) from the old points,
+    /// each old point going to one new point at most: first every exact match (the same feature
+    /// ids: the last such old point, as parry's `match_contacts`), then, for the points still
+    /// without, the same casting vertex (the first such old point). Looks the old points up when
+    /// they are many, scans them otherwise ([`Carry::apply_with`]), with the same result.
+    fn apply(&mut self, out: &mut [RapierManifold]) {
+        self.apply_with(out, self.indexed);
+    }
+
+    fn apply_with(&mut self, out: &mut [RapierManifold], indexed: bool) {
+        let mut filled = Vec::new();
+        for exact_pass in [true, false] {
+            let mut k = 0;
+            for c in out.iter_mut().flat_map(|m| m.points.iter_mut()) {
+                if exact_pass {
+                    filled.push(false);
                 }
-            };
-            if let Some(i) = found {
-                c.data = self.old[i as usize].data;
-                self.taken[i as usize] = true;
+                if !filled[k] {
+                    let found =
+                        if exact_pass { self.exact_of(c, indexed) } else { self.same_ray_of(c, indexed) };
+                    if let Some(i) = found.filter(|&i| !self.taken[i]) {
+                        c.data = self.old[i].data;
+                        self.taken[i] = true;
+                        filled[k] = true;
+                    }
+                }
+                k += 1;
             }
         }
     }
 
-    /// [`Carry::apply`] by scanning: one pass over the old points per new point.
-    fn apply_by_scan(&mut self, dst: &mut RapierManifold) {
-        for c in &mut dst.points {
-            let (mut exact, mut same_ray) = (None, None);
-            for (i, o) in self.old.iter().enumerate() {
-                if o.fid1 == c.fid1 && o.fid2 == c.fid2 {
-                    exact = Some(i);
-                } else if same_ray.is_none()
-                    && ((c.fid1.is_vertex() && o.fid1 == c.fid1) || (c.fid2.is_vertex() && o.fid2 == c.fid2))
-                {
-                    same_ray = Some(i);
-                }
-            }
-            let found = match exact {
-                Some(i) => (!self.taken[i]).then_some(i),
-                None => same_ray.filter(|&i| !self.taken[i]),
-            };
-            if let Some(i) = found {
-                c.data = self.old[i].data;
-                self.taken[i] = true;
-            }
+    /// The last old point with `c`'s feature ids.
+    fn exact_of(&self, c: &TrackedContact<ContactData>, indexed: bool) -> Option<usize> {
+        if indexed {
+            return self.exact.get(&(c.fid1.0, c.fid2.0)).map(|&i| i as usize);
         }
+        self.old.iter().rposition(|o| o.fid1 == c.fid1 && o.fid2 == c.fid2)
+    }
+
+    /// The first old point cast from `c`'s vertex (of either shape).
+    fn same_ray_of(&self, c: &TrackedContact<ContactData>, indexed: bool) -> Option<usize> {
+        if indexed {
+            let v1 = c.fid1.is_vertex().then(|| self.vertex1.get(&c.fid1.0)).flatten();
+            let v2 = c.fid2.is_vertex().then(|| self.vertex2.get(&c.fid2.0)).flatten();
+            return v1.into_iter().chain(v2).min().map(|&i| i as usize);
+        }
+        self.old.iter().position(|o| {
+            (c.fid1.is_vertex() && o.fid1 == c.fid1) || (c.fid2.is_vertex() && o.fid2 == c.fid2)
+        })
     }
 }
 
@@ -322,8 +325,8 @@ mod tests {
                 ));
             }
             let mut b = a.clone();
-            carry.apply(&mut a);
-            scan.apply_by_scan(&mut b);
+            carry.apply_with(std::slice::from_mut(&mut a), true);
+            scan.apply_with(std::slice::from_mut(&mut b), false);
             let (ia, ib): (Vec<f32>, Vec<f32>) =
                 a.points.iter().zip(&b.points).map(|(p, q)| (p.data.impulse, q.data.impulse)).unzip();
             assert_eq!(ia, ib, "round {round}");
@@ -360,8 +363,9 @@ mod tests {
         assert_eq!(impulses, vec![1.0, 2.0, 0.0]);
     }
 
-    /// Each previous point's impulse goes to one new point at most: vertex 0 cast against triangle 5
-    /// and then against 5 and 9 gives its impulse to the exact match alone.
+    /// Each previous point's impulse goes to one new point at most, an exact match before a point of
+    /// the same vertex ray: vertex 0 cast against triangle 5 and then against 5 and 9 (in either
+    /// order) gives its impulse to the exact match alone.
     #[test]
     fn warm_start_is_carried_once() {
         let mut out = Vec::new();
@@ -373,5 +377,11 @@ mod tests {
         write(src(&[(0, 5, -0.1), (0, 9, -0.1)], Vec3::NEG_Y), &mut out);
         let impulses: Vec<f32> = out[0].points.iter().map(|p| p.data.impulse).collect();
         assert_eq!(impulses, vec![1.0, 0.0], "not duplicated");
+        // The exact match first, wherever it comes: listed after a point of the same vertex ray.
+        write(src(&[(0, 5, -0.1)], Vec3::NEG_Y), &mut out);
+        out[0].points[0].data.impulse = 4.0;
+        write(src(&[(0, 9, -0.1), (0, 5, -0.1)], Vec3::NEG_Y), &mut out);
+        let impulses: Vec<f32> = out[0].points.iter().map(|p| p.data.impulse).collect();
+        assert_eq!(impulses, vec![0.0, 4.0], "the exact match first");
     }
 }

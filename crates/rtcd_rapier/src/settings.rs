@@ -23,8 +23,8 @@
 //! dispatcher on our triangle mesh (a surface time of impact), and the contacts at the clamped pose
 //! come from us on the next step.
 //!
-//! **Prediction.** Pass `IntegrationParameters::prediction_distance()` to
-//! [`RtcdDriver::detect`](crate::RtcdDriver::detect): vertices within it of the other body become
+//! **Prediction.** [`RtcdDriver::detect`](crate::RtcdDriver::detect) traces with the step's
+//! `IntegrationParameters::prediction_distance()`: vertices within it of the other body become
 //! speculative contacts (positive `dist`) from rtcd's predictive rays, as Rapier's own manifolds do.
 //! Contact clustering stays on: it merges our normal groups that are within ~5° of each other.
 
