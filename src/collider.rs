@@ -210,6 +210,7 @@ const UNKNOWN_MESH_RUNS: u32 = 600;
 /// state and Rapier collider are removed, so [`build_colliders`] builds it again) or removed (the
 /// state and collider it gave are removed), and mesh assets modified or removed (their cached
 /// outcomes are forgotten and the colliders built from them are built again).
+#[expect(clippy::too_many_arguments, reason = "a Bevy system: the queries and resources it reads")]
 pub(crate) fn refresh_colliders(
     mut commands: Commands,
     mut cache: ResMut<RtcdMeshCache>,
@@ -418,7 +419,7 @@ pub(crate) fn baked_map(chain: &[Link]) -> Baked {
     let naive = chain.iter().fold(Vec3::ONE, |acc, (t, _)| acc * t.scale);
     let l = linear(chain);
     let det = l.determinant();
-    if !(det.is_finite() && det.abs() > f32::MIN_POSITIVE) || !naive.is_finite() {
+    if !(det.is_finite() && det.abs() > f32::MIN_POSITIVE && naive.is_finite()) {
         // A flattened or non-finite map: no rotation can be decomposed from it; the mesh is
         // rejected as flattened (or not finite) by its validation.
         return Baked::Scale(naive);

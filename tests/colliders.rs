@@ -6,7 +6,7 @@
 mod common;
 
 use std::{
-    f32::consts::FRAC_PI_2,
+    f32::consts::{FRAC_PI_2, FRAC_PI_6},
     path::PathBuf,
     sync::{
         Arc,
@@ -758,7 +758,8 @@ fn colliders_have_the_shape_they_are_drawn_with() {
             .spawn((source.clone(), RigidBody::Fixed, Transform::from_xyz(0.5, 0.0, 0.0), ChildOf(holder)))
             .id();
         cases.push(("a fixed body under a turned, mirrored parent that is no body".into(), e));
-        for (n, (angle, what)) in [(FRAC_PI_2, "a quarter turn"), (0.5236, "30°")].into_iter().enumerate() {
+        for (n, (angle, what)) in [(FRAC_PI_2, "a quarter turn"), (FRAC_PI_6, "30°")].into_iter().enumerate()
+        {
             let body = app
                 .world_mut()
                 .spawn((

@@ -102,7 +102,10 @@ impl Aabb {
     pub fn line_interval(&self, origin: Vec3, inv_dir: Vec3) -> Option<(f32, f32)> {
         let (mut near, mut far) = (f32::NEG_INFINITY, f32::INFINITY);
         for k in 0..3 {
-            if !(inv_dir[k].abs() < 1e20) {
+            if inv_dir[k].is_nan() {
+                return None;
+            }
+            if inv_dir[k].abs() >= 1e20 {
                 if origin[k] < self.min[k] || origin[k] > self.max[k] {
                     return None;
                 }

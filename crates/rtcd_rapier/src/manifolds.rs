@@ -155,8 +155,7 @@ impl Carry {
     fn apply_with(&mut self, out: &mut [RapierManifold], indexed: bool) {
         let mut filled = Vec::new();
         for exact_pass in [true, false] {
-            let mut k = 0;
-            for c in out.iter_mut().flat_map(|m| m.points.iter_mut()) {
+            for (k, c) in out.iter_mut().flat_map(|m| m.points.iter_mut()).enumerate() {
                 if exact_pass {
                     filled.push(false);
                 }
@@ -169,7 +168,6 @@ impl Carry {
                         filled[k] = true;
                     }
                 }
-                k += 1;
             }
         }
     }
