@@ -27,6 +27,11 @@ pub struct RtcdDiagnostics {
     /// but could not start, or failed during the run, and the CPU backend took over for good
     /// ([`Self::backend_reason`] says why). Tests and apps that need the GPU should check it.
     pub fell_back: bool,
+    /// Rapier did not step between the plugin's narrow phase and its diagnostics for several ticks
+    /// in a row, its physics running (warned once): `RapierPhysicsPlugin` runs in another schedule
+    /// than `RtcdPlugin` (Rapier's default, `PostUpdate`, without `.in_fixed_schedule()`), so the
+    /// batch is not computed for the poses Rapier steps from. Apps and tests can check it.
+    pub rapier_out_of_step: bool,
     /// Why [`Self::backend`] runs: what [`RtcdBackend::Auto`](crate::RtcdBackend::Auto) chose and
     /// why (e.g. that the only adapter is a software one), or why the GPU backend asked for is not
     /// running; empty when the backend named in the settings runs.
@@ -115,6 +120,7 @@ impl RtcdDiagnostics {
         let backend = state.active.as_ref().map(ToString::to_string).unwrap_or_default();
         let mut d = Self::from_metrics(&m, backend);
         d.fell_back = state.fell_back;
+        d.rapier_out_of_step = state.unstepped_ticks >= crate::plugin::OUT_OF_STEP_TICKS;
         d.backend_reason = state.reason.clone();
         d.latency_ticks = state.latency_ticks;
         d.render_wait = state.render_wait;
@@ -145,6 +151,7 @@ impl RtcdDiagnostics {
         Self {
             backend,
             fell_back: false,
+            rapier_out_of_step: false,
             backend_reason: String::new(),
             latency_ticks: 0,
             render_wait: Duration::ZERO,

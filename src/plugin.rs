@@ -8,8 +8,8 @@ use bevy::{
     prelude::*,
 };
 use bevy_rapier3d::prelude::{
-    DefaultRapierContext, PhysicsSet, RapierContextColliders, RapierContextSimulation, RapierRigidBodySet,
-    RigidBody, SoftCcd, TimestepMode,
+    DefaultRapierContext, PhysicsSet, RapierConfiguration, RapierContextColliders, RapierContextSimulation,
+    RapierRigidBodySet, RigidBody, SoftCcd, TimestepMode,
 };
 use rtcd::RtcdParams;
 use rtcd_rapier::{RtcdDriver, RtcdMetrics};
@@ -104,7 +104,17 @@ pub struct RtcdNarrowPhase {
     /// Pipelined mode: Rapier's contact recycling as it was before the mode turned it off, given
     /// back if the mode falls back to the CPU.
     pub(crate) recycling_before_pipelined: Option<bool>,
+    /// The run of the detect system this tick (its change tick), to tell whether Rapier stepped
+    /// between it and the diagnostics.
+    pub(crate) detect_run: Option<bevy::ecs::change_detection::Tick>,
+    /// Ticks in a row in which Rapier did not step between the plugin's narrow phase and its
+    /// diagnostics, its physics running ([`OUT_OF_STEP_TICKS`] of them: warned once).
+    pub(crate) unstepped_ticks: u32,
 }
+
+/// Ticks in a row without a Rapier step between the plugin's narrow phase and its diagnostics
+/// after which Rapier is taken to run in another schedule ([`RtcdDiagnostics::rapier_out_of_step`]).
+pub(crate) const OUT_OF_STEP_TICKS: u32 = 3;
 
 impl RtcdNarrowPhase {
     fn new(driver: RtcdDriver) -> Self {
@@ -123,6 +133,8 @@ impl RtcdNarrowPhase {
             unsent_batches: 0,
             awaiting_since: None,
             recycling_before_pipelined: None,
+            detect_run: None,
+            unstepped_ticks: 0,
         }
     }
 
@@ -474,12 +486,14 @@ fn detect(
         With<DefaultRapierContext>,
     >,
     pipe: Option<Res<render::PipelineChannels>>,
+    ticks: bevy::ecs::system::SystemChangeTick,
 ) {
     if state.active.is_none() {
         return;
     }
     let Ok((mut sim_mut, colliders, bodies)) = contexts.single_mut() else { return };
     state.tick += 1;
+    state.detect_run = Some(ticks.this_run());
     // Traced inside this tick unless the pipelined mode says otherwise.
     (state.fresh, state.latency_ticks, state.render_wait) = (true, 0, std::time::Duration::ZERO);
     // The pipelined mode's results are a tick old: it cannot follow Rapier's contact recycling.
@@ -540,12 +554,35 @@ fn detect(
 }
 
 fn update_diagnostics(
-    state: Res<RtcdNarrowPhase>,
+    mut state: ResMut<RtcdNarrowPhase>,
     mut out: ResMut<RtcdDiagnostics>,
     mut diagnostics: Diagnostics,
+    contexts: Query<(Ref<RapierContextSimulation>, &RapierConfiguration), With<DefaultRapierContext>>,
+    ticks: bevy::ecs::system::SystemChangeTick,
 ) {
     if state.active.is_none() {
         return;
+    }
+    // Rapier steps its simulation between the plugin's narrow phase and this system when both run
+    // in the same schedule: its step changes the simulation after the narrow phase ran. A Rapier
+    // running in another schedule (its default, `PostUpdate`, beside the plugin's fixed ticks)
+    // steps elsewhere, and the batch and the step no longer follow each other.
+    if let (Ok((sim, config)), Some(run)) = (contexts.single(), state.detect_run.take())
+        && config.physics_pipeline_active
+    {
+        if sim.last_changed().is_newer_than(run, ticks.this_run()) {
+            state.unstepped_ticks = 0;
+        } else {
+            state.unstepped_ticks = state.unstepped_ticks.saturating_add(1);
+            if state.unstepped_ticks == OUT_OF_STEP_TICKS {
+                warn!(
+                    "rtcd: Rapier did not step between the plugin's narrow phase and its diagnostics for \
+                     {OUT_OF_STEP_TICKS} ticks: RapierPhysicsPlugin runs in another schedule than RtcdPlugin. \
+                     Add it with `RapierPhysicsPlugin::<NoUserData>::default().in_fixed_schedule()` (or give \
+                     RtcdPlugin Rapier's schedule)"
+                );
+            }
+        }
     }
     let d = RtcdDiagnostics::from_state(&state);
     d.record(&mut diagnostics);

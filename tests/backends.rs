@@ -167,3 +167,38 @@ fn a_gpu_test_fails_when_the_cpu_ran_instead() {
     let mut app = common::render_app(settings, renderer_the_gpu_backend_cannot_use(), false);
     drop_torus(&mut app, 90, |app| common::assert_backend_ran(app, expected));
 }
+
+/// Rapier in another schedule than the plugin (its default `PostUpdate`, without
+/// `.in_fixed_schedule()`, beside the plugin's fixed ticks) is reported: Rapier does not step
+/// between the plugin's narrow phase and its diagnostics, and `rapier_out_of_step` says so. Set up
+/// as the docs ask, it stays false; so it does with the physics paused.
+#[test]
+fn rapier_in_another_schedule_is_reported() {
+    use std::time::Duration;
+
+    use bevy::time::TimeUpdateStrategy;
+    use bevy_rapier3d::prelude::*;
+
+    let mut wrong = App::new();
+    wrong
+        .add_plugins((MinimalPlugins, TransformPlugin))
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f32(common::DT)))
+        .insert_resource(Time::<Fixed>::from_seconds(common::DT as f64))
+        .add_plugins(RapierPhysicsPlugin::<NoUserData>::default())
+        .add_plugins(RtcdPlugin::new(RtcdSettings::with_backend(RtcdBackend::Cpu)));
+    wrong.finish();
+    wrong.cleanup();
+    wrong.update();
+    drop_torus(&mut wrong, 20, |_| {});
+    assert!(wrong.world().resource::<RtcdDiagnostics>().rapier_out_of_step, "not reported");
+
+    let mut right = common::app(Some(RtcdBackend::Cpu));
+    drop_torus(&mut right, 20, |app| {
+        assert!(!app.world().resource::<RtcdDiagnostics>().rapier_out_of_step, "reported wrongly");
+    });
+    // Paused: no step, and nothing to report.
+    let mut q = right.world_mut().query::<&mut RapierConfiguration>();
+    q.single_mut(right.world_mut()).unwrap().physics_pipeline_active = false;
+    common::ticks(&mut right, 10);
+    assert!(!right.world().resource::<RtcdDiagnostics>().rapier_out_of_step, "reported while paused");
+}
