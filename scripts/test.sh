@@ -6,6 +6,17 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 log=$(mktemp)
+# Each step's limit, well past what it takes on 2 cores (the whole script: about 25 minutes from a
+# cold build), so that a hang (a GPU driver's, say) ends with a message naming the step inside CI's
+# 90 minutes instead of using them up.
+limit() {
+    local minutes=$1; shift
+    timeout -k 30 "$((minutes * 60))" "$@" || {
+        local rc=$?
+        [[ $rc -eq 124 || $rc -eq 137 ]] && echo "test.sh: '$*' ran past ${minutes} minutes" >&2
+        return "$rc"
+    }
+}
 trap 'rm -f "$log"' EXIT
 
 echo "== cargo fmt --check"
@@ -15,7 +26,7 @@ cargo fmt --all --check
 # suite's status is kept and returned after the closing line below.
 echo "== cargo test"
 set +e
-cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log"
+limit 60 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log"
 test_rc=${PIPESTATUS[0]}
 set -e
 # One closing line for the whole suite (cargo prints one per test binary).
@@ -48,10 +59,10 @@ if [[ -n "$unwanted" ]]; then
     echo "$unwanted" >&2
     exit 1
 fi
-cargo run --locked -p rtcd_headless_app
+limit 20 cargo run --locked -p rtcd_headless_app
 
 # The scene benchmarks at --quick scale: times printed, never asserted; run so the bench cannot rot.
 echo "== rtcd_bench --quick"
-cargo run --release --locked -p rtcd_bench -- --quick
+limit 20 cargo run --release --locked -p rtcd_bench -- --quick
 
 summary
