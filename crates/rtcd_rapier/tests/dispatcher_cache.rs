@@ -186,20 +186,7 @@ fn pairs_the_batch_did_not_see_are_computed_on_the_spot() {
     let mut pose = *w.bodies[body].position();
     pose.translation.y -= 0.01;
     w.bodies[body].set_position(pose, true);
-    w.pipeline.step(
-        w.gravity,
-        &w.params,
-        &mut w.islands,
-        &mut w.broad_phase,
-        &mut w.narrow_phase,
-        &mut w.bodies,
-        &mut w.colliders,
-        &mut w.impulse_joints,
-        &mut w.multibody_joints,
-        &mut w.ccd_solver,
-        &(),
-        &(),
-    );
+    w.rapier_step();
     let after = w.driver.as_ref().unwrap().metrics().cache;
     let pair = w.narrow_phase.contact_pairs().next().unwrap();
     println!(
@@ -656,20 +643,7 @@ fn detect_and_detect_recycling_follow_the_same_parameters() {
             } else {
                 d.detect(&w.bodies, &w.colliders, &w.params);
             }
-            w.pipeline.step(
-                w.gravity,
-                &w.params,
-                &mut w.islands,
-                &mut w.broad_phase,
-                &mut w.narrow_phase,
-                &mut w.bodies,
-                &mut w.colliders,
-                &mut w.impulse_joints,
-                &mut w.multibody_joints,
-                &mut w.ccd_solver,
-                &(),
-                &(),
-            );
+            w.rapier_step();
             path.push((*w.bodies[a].position(), *w.bodies[b].position()));
         }
         path

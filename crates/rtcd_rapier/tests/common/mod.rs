@@ -69,6 +69,11 @@ impl World {
                 d.detect(&self.bodies, &self.colliders, &self.params);
             }
         }
+        self.rapier_step();
+    }
+
+    /// Rapier's step alone (the batch run, or not, by the caller).
+    pub fn rapier_step(&mut self) {
         self.pipeline.step(
             self.gravity,
             &self.params,
