@@ -183,7 +183,15 @@ pub(crate) struct RtcdMeshCache {
     /// Mesh assets waited for that neither `Assets<Mesh>` nor the asset server knows: the runs
     /// waited so far (a warning once at [`UNKNOWN_MESH_RUNS`]).
     unknown: HashMap<AssetId<Mesh>, u32>,
+    /// Shapes no collider holds, by their address: the runs of [`RtcdMeshCache::forget_unused`]
+    /// (frames) they have been unused for.
+    idle: HashMap<usize, u32>,
 }
+
+/// Frames a shape no collider holds stays in the cache (2 s at 60 frames a second): a prop spawned
+/// again soon after the last one went (a projectile, a respawn) finds its prepared mesh, and its
+/// mesh id (the GPU backend keeps the mesh it uploaded).
+const IDLE_FRAMES: u32 = 120;
 
 /// A hash of a mesh's geometry, for [`RtcdMeshCache::meshes`].
 fn geometry_hash(positions: &[Vec3], indices: &[u32]) -> u64 {
@@ -317,24 +325,41 @@ pub(crate) fn refresh_colliders(
 }
 
 impl RtcdMeshCache {
-    /// Forgets the shapes no collider holds any more (the cache's is the last reference), ray
-    /// traced or Rapier's stand-ins: props of random scales, generated meshes and despawned
-    /// colliders leave nothing behind. The outcomes of meshes no collider could be built from are
-    /// kept (reported once), until their file or asset changes.
+    /// Forgets the shapes no collider has held for [`IDLE_FRAMES`] runs (the cache's was the last
+    /// reference), ray traced or Rapier's stand-ins: props of random scales, generated meshes and
+    /// despawned colliders leave nothing behind. The outcomes of meshes no collider could be built
+    /// from are kept (reported once), until their file or asset changes.
     fn forget_unused(&mut self) {
-        fn used(o: &Outcome) -> bool {
+        /// The shape's address, and whether some collider holds it (`None`: a failure, kept).
+        fn holder(o: &Outcome) -> Option<(usize, bool)> {
             match o {
-                Outcome::Ready(data) => Arc::strong_count(data) > 1,
+                Outcome::Ready(data) => Some((Arc::as_ptr(data) as usize, Arc::strong_count(data) > 1)),
                 // Rapier's triangle mesh, held by the colliders (and Rapier's copies of them); the
                 // cache's own `Collider` holds it twice (bevy_rapier keeps it as the unscaled shape
                 // too; the unit test below checks the count).
-                Outcome::Fallback { collider, .. } => Arc::strong_count(&collider.raw.0) > 2,
-                Outcome::Failed(_) => true,
+                Outcome::Fallback { collider, .. } => Some((
+                    Arc::as_ptr(&collider.raw.0).cast::<()>() as usize,
+                    Arc::strong_count(&collider.raw.0) > 2,
+                )),
+                Outcome::Failed(_) => None,
             }
         }
-        self.meshes.retain(|_, (o, _)| used(o));
-        self.files.retain(|_, (o, _)| used(o));
-        self.rtcd.retain(|_, o| used(o));
+        let (last, mut idle) = (std::mem::take(&mut self.idle), HashMap::default());
+        let mut keep = |o: &Outcome| match holder(o) {
+            None | Some((_, true)) => true,
+            Some((addr, false)) => {
+                let runs = last.get(&addr).copied().unwrap_or(0) + 1;
+                let kept = runs < IDLE_FRAMES;
+                if kept {
+                    idle.insert(addr, runs);
+                }
+                kept
+            }
+        };
+        self.meshes.retain(|_, (o, _)| keep(o));
+        self.files.retain(|_, (o, _)| keep(o));
+        self.rtcd.retain(|_, o| keep(o));
+        self.idle = idle;
     }
 
     /// Shapes held (tests).
@@ -721,7 +746,7 @@ mod tests {
     }
 
     /// A shape some collider still holds stays, ray traced or Rapier's stand-in; one only the cache
-    /// holds goes; a failure's outcome stays (it is reported once).
+    /// holds goes after `IDLE_FRAMES` frames unused; a failure's outcome stays (it is reported once).
     #[test]
     fn unused_shapes_are_forgotten() {
         let (v, i) = rtcd::shapes::cuboid(Vec3::splat(0.5));
@@ -749,12 +774,19 @@ mod tests {
             .files
             .insert((PathBuf::from("bad.obj"), scale_key(Vec3::ONE)), (Outcome::Failed("bad".into()), None));
         assert_eq!(cache.len(), 54);
+        // Unused shapes stay for a while (a prop spawned again soon finds its mesh), then go.
+        for _ in 1..IDLE_FRAMES {
+            cache.forget_unused();
+        }
+        assert_eq!(cache.len(), 54, "kept for {} frames", IDLE_FRAMES - 1);
         cache.forget_unused();
         assert_eq!(cache.len(), 3, "the held shape, the held stand-in and the failure stay");
         assert!(cache.rtcd.contains_key(&(1, scale_key(Vec3::ONE))));
         assert!(cache.files.contains_key(&(PathBuf::from("open.obj"), scale_key(Vec3::ONE))));
         drop((in_use, held_fallback));
-        cache.forget_unused();
+        for _ in 0..IDLE_FRAMES {
+            cache.forget_unused();
+        }
         assert_eq!(cache.len(), 1, "the failure stays");
     }
 }
