@@ -789,4 +789,33 @@ mod tests {
         }
         assert_eq!(cache.len(), 1, "the failure stays");
     }
+
+    /// A static collider's baked map, placed by bevy_rapier's rotation (the global transform
+    /// decomposed by Bevy), gives the drawn shape at 1 cm and 1 km scales, under every mirror and a
+    /// turn; without shear it is a plain scale (an exact box stays one).
+    #[test]
+    fn baked_maps_give_the_drawn_shape_at_any_scale() {
+        let turn = Quat::from_euler(EulerRot::YXZ, 0.7, -0.3, 1.1);
+        let corners = [Vec3::X, Vec3::Y, Vec3::Z, Vec3::new(0.3, -0.7, 0.5)];
+        for size in [0.01f32, 1.0, 1000.0] {
+            for signs in 0..8u32 {
+                let sign = |k: u32| if signs & (1 << k) != 0 { -1.0 } else { 1.0 };
+                let scale = Vec3::new(sign(0) * size, sign(1) * 0.5 * size, sign(2) * 2.0 * size);
+                for rotation in [Quat::IDENTITY, turn] {
+                    let t = Transform { rotation, scale, ..default() };
+                    let baked = baked_map(&[(t, false)]);
+                    let Baked::Scale(s) = baked else { panic!("{scale}: {baked:?}") };
+                    let placed = GlobalTransform::from(t).compute_transform().rotation;
+                    for p in corners {
+                        let (drawn, built) = (t.rotation * (t.scale * p), placed * (s * p));
+                        assert!(
+                            (drawn - built).length() <= 1e-5 * size,
+                            "scale {scale}, turned {}: {drawn} vs {built}",
+                            rotation != Quat::IDENTITY
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

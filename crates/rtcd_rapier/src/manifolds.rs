@@ -107,6 +107,8 @@ struct Carry {
     old: Vec<OldPoint>,
     /// Old points whose data a new point took (each goes to one new point at most).
     taken: Vec<bool>,
+    /// New points that got data (by the pair's points in order; reused from pair to pair).
+    filled: Vec<bool>,
     /// Whether the maps below index `old`.
     indexed: bool,
     /// `(fid1, fid2)` → the last old point with these features.
@@ -153,7 +155,8 @@ impl Carry {
     }
 
     fn apply_with(&mut self, out: &mut [RapierManifold], indexed: bool) {
-        let mut filled = Vec::new();
+        let mut filled = std::mem::take(&mut self.filled);
+        filled.clear();
         for exact_pass in [true, false] {
             for (k, c) in out.iter_mut().flat_map(|m| m.points.iter_mut()).enumerate() {
                 if exact_pass {
@@ -170,6 +173,7 @@ impl Carry {
                 }
             }
         }
+        self.filled = filled;
     }
 
     /// The last old point with `c`'s feature ids.
