@@ -8,11 +8,11 @@ use bevy::{
     prelude::*,
 };
 use bevy_rapier3d::prelude::{
-    DefaultRapierContext, PhysicsSet, RapierConfiguration, RapierContextColliders, RapierContextSimulation,
-    RapierRigidBodySet, RigidBody, SoftCcd, TimestepMode,
+    DefaultRapierContext, PhysicsSet, RapierConfiguration, RapierContextColliders, RapierContextJoints,
+    RapierContextSimulation, RapierRigidBodySet, RigidBody, SoftCcd, TimestepMode,
 };
 use rtcd::RtcdParams;
-use rtcd_rapier::{RtcdDriver, RtcdMetrics};
+use rtcd_rapier::{Joints, RtcdDriver, RtcdMetrics};
 
 use crate::{
     backend::{self, ActiveBackend},
@@ -482,7 +482,7 @@ fn detect(
     mut state: ResMut<RtcdNarrowPhase>,
     settings: Res<RtcdSettings>,
     mut contexts: Query<
-        (&mut RapierContextSimulation, &RapierContextColliders, &RapierRigidBodySet),
+        (&mut RapierContextSimulation, &RapierContextColliders, &RapierRigidBodySet, &RapierContextJoints),
         With<DefaultRapierContext>,
     >,
     pipe: Option<Res<render::PipelineChannels>>,
@@ -491,7 +491,8 @@ fn detect(
     if state.active.is_none() {
         return;
     }
-    let Ok((mut sim_mut, colliders, bodies)) = contexts.single_mut() else { return };
+    let Ok((mut sim_mut, colliders, bodies, joints)) = contexts.single_mut() else { return };
+    let joints = Joints::new(&joints.impulse_joints, &joints.multibody_joints);
     state.tick += 1;
     state.detect_run = Some(ticks.this_run());
     // Traced inside this tick unless the pipelined mode says otherwise.
@@ -520,6 +521,7 @@ fn detect(
             &pipe,
             &bodies.bodies,
             &colliders.colliders,
+            joints,
             &sim.integration_parameters,
             timeout,
         );
@@ -527,11 +529,12 @@ fn detect(
         state.driver.detect_recycling(
             &bodies.bodies,
             &colliders.colliders,
+            joints,
             &sim.integration_parameters,
             &sim.narrow_phase,
         );
     } else {
-        state.driver.detect(&bodies.bodies, &colliders.colliders, &sim.integration_parameters);
+        state.driver.detect(&bodies.bodies, &colliders.colliders, joints, &sim.integration_parameters);
     }
     // The immediate GPU backend failed inside the driver, which re-ran the step on the CPU and keeps
     // it for good.

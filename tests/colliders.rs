@@ -902,3 +902,34 @@ fn a_collider_scale_set_later_is_set_back() {
     let c = app.world().get::<Collider>(e).unwrap();
     assert!(c.raw.as_shape::<bevy_rtcd::rtcd_rapier::RtcdShape>().is_some(), "still ray traced");
 }
+
+// ---- Joints ----
+
+#[test]
+fn joined_bodies_follow_the_joints_contact_rule() {
+    let mut app = common::app(Some(RtcdBackend::Cpu));
+    let blob = || RtcdCollider::from_obj(common::asset("blob_900"));
+    // Two blobs overlapping by half their size (a ragdoll's limbs at a joint), high above nothing.
+    let a = app.world_mut().spawn((RigidBody::Dynamic, blob(), Transform::from_xyz(0.0, 50.0, 0.0))).id();
+    let mut joint = SphericalJointBuilder::new().build();
+    joint.set_contacts_enabled(false);
+    let b = app
+        .world_mut()
+        .spawn((RigidBody::Dynamic, blob(), Transform::from_xyz(0.5, 50.0, 0.0), ImpulseJoint::new(a, joint)))
+        .id();
+    let pairs = |app: &App| app.world().resource::<RtcdDiagnostics>().pairs;
+    common::ticks(&mut app, 1);
+    for e in [a, b] {
+        assert!(matches!(app.world().get::<RtcdColliderState>(e), Some(RtcdColliderState::Ready { .. })));
+    }
+    for _ in 0..10 {
+        common::ticks(&mut app, 1);
+        assert_eq!(pairs(&app), 0, "a pair Rapier leaves out for its joint was traced");
+    }
+    // Contacts enabled on the joint: the pair is traced from the next tick on.
+    let mut j = app.world_mut().get_mut::<ImpulseJoint>(b).unwrap();
+    j.data.as_mut().set_contacts_enabled(true);
+    common::ticks(&mut app, 2);
+    assert_eq!(pairs(&app), 1, "the pair of a joint with contacts enabled must be traced");
+    assert_eq!(common::active(&app), "cpu");
+}

@@ -35,10 +35,11 @@ use bevy::{
     },
 };
 use bevy_rapier3d::prelude::{
-    DefaultRapierContext, PhysicsSet, RapierContextColliders, RapierContextSimulation, RapierRigidBodySet,
+    DefaultRapierContext, PhysicsSet, RapierContextColliders, RapierContextJoints, RapierContextSimulation,
+    RapierRigidBodySet,
 };
 use rtcd::{BackendError, RtcdParams, StepOutput};
-use rtcd_rapier::Batch;
+use rtcd_rapier::{Batch, Joints};
 use rtcd_wgpu::{GpuNarrowPhase, GpuOptions, KERNELS_FIRST_RUN};
 
 use crate::{RtcdNarrowPhase, RtcdSettings, plugin::RtcdSystems};
@@ -170,6 +171,7 @@ pub(crate) fn pipelined_detect(
     pipe: &PipelineChannels,
     bodies: &bevy_rapier3d::rapier::dynamics::RigidBodySet,
     colliders: &bevy_rapier3d::rapier::geometry::ColliderSet,
+    joints: Joints,
     params: &bevy_rapier3d::rapier::dynamics::IntegrationParameters,
     timeout: Duration,
 ) {
@@ -193,7 +195,14 @@ pub(crate) fn pipelined_detect(
             (state.render_wait, state.dropped_batches) = (stats.wait, stats.dropped + state.unsent_batches);
         }
         Some((_, _, Err(e), _)) => {
-            fall_back(state, &format!("the pipelined GPU backend failed ({e})"), bodies, colliders, params);
+            fall_back(
+                state,
+                &format!("the pipelined GPU backend failed ({e})"),
+                bodies,
+                colliders,
+                joints,
+                params,
+            );
             return;
         }
         // Nothing back yet: the cache keeps the last results; the dispatcher refreshes their depths.
@@ -210,7 +219,7 @@ pub(crate) fn pipelined_detect(
                     "the pipelined GPU backend gave no results for {:.1} s (the render world took no batch)",
                     since.elapsed().as_secs_f32()
                 );
-                fall_back(state, &why, bodies, colliders, params);
+                fall_back(state, &why, bodies, colliders, joints, params);
                 return;
             }
             state.fresh = false;
@@ -229,13 +238,14 @@ fn fall_back(
     why: &str,
     bodies: &bevy_rapier3d::rapier::dynamics::RigidBodySet,
     colliders: &bevy_rapier3d::rapier::geometry::ColliderSet,
+    joints: Joints,
     params: &bevy_rapier3d::rapier::dynamics::IntegrationParameters,
 ) {
     warn!("rtcd: {why}; using the CPU backend from now on");
     state.pipelined = false;
     state.fall_back(why);
     state.driver.set_miss_policy(rtcd_rapier::MissPolicy::Exact);
-    state.driver.detect(bodies, colliders, params);
+    state.driver.detect(bodies, colliders, joints, params);
 }
 
 /// Main world, after writeback: the poses the next tick starts from, to the render world.
@@ -243,15 +253,17 @@ fn send_batch(
     mut state: ResMut<RtcdNarrowPhase>,
     pipe: Option<Res<PipelineChannels>>,
     contexts: Query<
-        (&RapierContextSimulation, &RapierContextColliders, &RapierRigidBodySet),
+        (&RapierContextSimulation, &RapierContextColliders, &RapierRigidBodySet, &RapierContextJoints),
         With<DefaultRapierContext>,
     >,
 ) {
     if !state.pipelined {
         return;
     }
-    let (Some(pipe), Ok((sim, colliders, bodies))) = (pipe, contexts.single()) else { return };
-    let batch = state.driver.prepare(&bodies.bodies, &colliders.colliders, &sim.integration_parameters);
+    let (Some(pipe), Ok((sim, colliders, bodies, joints))) = (pipe, contexts.single()) else { return };
+    let joints = Joints::new(&joints.impulse_joints, &joints.multibody_joints);
+    let batch =
+        state.driver.prepare(&bodies.bodies, &colliders.colliders, joints, &sim.integration_parameters);
     state.awaiting_since.get_or_insert_with(Instant::now);
     let tick = state.tick;
     if let Ok(tx) = pipe.to_render.lock()

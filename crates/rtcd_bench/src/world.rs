@@ -425,9 +425,20 @@ impl World {
         let (batch, prepare, backend, batch_pairs, held_pairs, traced_pairs) = match &mut self.driver {
             Some(d) => {
                 let m = if self.params.contact_recycling {
-                    d.detect_recycling(&self.bodies, &self.colliders, &self.params, &self.narrow_phase)
+                    d.detect_recycling(
+                        &self.bodies,
+                        &self.colliders,
+                        rtcd_rapier::Joints::new(&self.impulse_joints, &self.multibody_joints),
+                        &self.params,
+                        &self.narrow_phase,
+                    )
                 } else {
-                    d.detect(&self.bodies, &self.colliders, &self.params)
+                    d.detect(
+                        &self.bodies,
+                        &self.colliders,
+                        rtcd_rapier::Joints::new(&self.impulse_joints, &self.multibody_joints),
+                        &self.params,
+                    )
                 };
                 let traced = m.narrow_phase.pairs;
                 (m.detect_time, m.broad_phase_time, m.narrow_phase.time, m.batch_pairs, m.held_pairs, traced)

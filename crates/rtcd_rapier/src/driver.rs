@@ -21,7 +21,10 @@ use parry3d::{
     bounding_volume::BoundingVolume, math::Pose, query::DefaultQueryDispatcher, query::QueryDispatcher,
 };
 use rapier3d::{
-    dynamics::{IntegrationParameters, RigidBodyHandle, RigidBodySet, RigidBodyType},
+    dynamics::{
+        ImpulseJointSet, IntegrationParameters, MultibodyJointSet, RigidBodyHandle, RigidBodySet,
+        RigidBodyType,
+    },
     geometry::{
         ActiveCollisionTypes, ColliderHandle, ColliderSet, InteractionGroups,
         NarrowPhase as RapierNarrowPhase,
@@ -629,9 +632,10 @@ impl RtcdDriver {
         &mut self,
         bodies: &RigidBodySet,
         colliders: &ColliderSet,
+        joints: Joints,
         params: &IntegrationParameters,
     ) -> RtcdMetrics {
-        let batch = self.prepare(bodies, colliders, params);
+        let batch = self.prepare(bodies, colliders, joints, params);
         let out = self.run(&batch);
         self.publish(&batch, out)
     }
@@ -654,6 +658,7 @@ impl RtcdDriver {
         &mut self,
         bodies: &RigidBodySet,
         colliders: &ColliderSet,
+        joints: Joints,
         params: &IntegrationParameters,
         narrow_phase: &RapierNarrowPhase,
     ) -> RtcdMetrics {
@@ -663,7 +668,7 @@ impl RtcdDriver {
         let recycle = params
             .contact_recycling
             .then(|| Recycling { distance: params.contact_recycle_distance(), narrow_phase });
-        let batch = self.prepare_with(bodies, colliders, params.prediction_distance(), recycle);
+        let batch = self.prepare_with(bodies, colliders, joints, params.prediction_distance(), recycle);
         let out = self.run(&batch);
         self.publish(&batch, out)
     }
@@ -693,10 +698,11 @@ impl RtcdDriver {
         &mut self,
         bodies: &RigidBodySet,
         colliders: &ColliderSet,
+        joints: Joints,
         params: &IntegrationParameters,
     ) -> Batch {
         self.set_integration_parameters(params);
-        self.prepare_with(bodies, colliders, params.prediction_distance(), None)
+        self.prepare_with(bodies, colliders, joints, params.prediction_distance(), None)
     }
 
     /// [`RtcdDriver::prepare`], following Rapier's contact recycling when `recycle` (the recycling
@@ -705,6 +711,7 @@ impl RtcdDriver {
         &mut self,
         bodies: &RigidBodySet,
         colliders: &ColliderSet,
+        joints: Joints,
         prediction: f32,
         recycle: Option<Recycling>,
     ) -> Batch {
@@ -755,7 +762,7 @@ impl RtcdDriver {
             self.shareable.extend(self.entries.iter().map(shareable));
             for &(i, j) in &self.candidates {
                 if (self.shareable[i as usize] || self.shareable[j as usize])
-                    && let Some((_, _, cache_key)) = batch_pair(&self.entries, i, j)
+                    && let Some((_, _, cache_key)) = batch_pair(&self.entries, i, j, joints)
                 {
                     *self.key_uses.entry(cache_key).or_default() += 1;
                 }
@@ -774,7 +781,7 @@ impl RtcdDriver {
         let mut held_points = 0;
         let mut chunks = Vec::new();
         for &(i, j) in &self.candidates {
-            let Some((e1, e2, cache_key)) = batch_pair(&self.entries, i, j) else { continue };
+            let Some((e1, e2, cache_key)) = batch_pair(&self.entries, i, j, joints) else { continue };
             // Rapier's prediction for the pair: the distance plus both contact skins.
             // With soft CCD on either body, Rapier enlarges the prediction by the relative motion of
             // the step (rapier's pair_update.rs); the batch does the same so its speculative
@@ -1301,7 +1308,12 @@ impl RtcdDriver {
 /// The candidate pair of entries `i` and `j` as the batch has it: shape 1 and shape 2 (shape 1 is
 /// always a mesh) and the cache key; `None` for a pair Rapier filters out before calling the
 /// dispatcher (or that is not ours).
-fn batch_pair(entries: &[Entry], i: u32, j: u32) -> Option<(&Entry, &Entry, CacheKey)> {
+fn batch_pair<'e>(
+    entries: &'e [Entry],
+    i: u32,
+    j: u32,
+    joints: Joints,
+) -> Option<(&'e Entry, &'e Entry, CacheKey)> {
     let (a, b) = (&entries[i as usize], &entries[j as usize]);
     let (e1, e2) = match (a.instance, b.instance) {
         (None, None) => return None,
@@ -1317,6 +1329,7 @@ fn batch_pair(entries: &[Entry], i: u32, j: u32) -> Option<(&Entry, &Entry, Cach
     };
     if !(e1.active || e2.active)
         || (e1.body.is_some() && e1.body == e2.body)
+        || e1.body.zip(e2.body).is_some_and(|(b1, b2)| joints.contacts_disabled(b1, b2))
         || !e1.groups.test(e2.groups)
         || !(e1.collision_types.test(e1.body_type, e2.body_type)
             || e2.collision_types.test(e1.body_type, e2.body_type))
@@ -1331,6 +1344,53 @@ fn batch_pair(entries: &[Entry], i: u32, j: u32) -> Option<(&Entry, &Entry, Cach
         (None, None) => CacheKey::level(id1, e2.level.as_ref()?.0, u32::MAX),
     };
     Some((e1, e2, cache_key))
+}
+
+/// The world's joints, for their contact rules: Rapier's narrow phase never asks for the contacts
+/// of two bodies joined by an impulse joint or a multibody joint with contacts disabled
+/// (`GenericJoint::contacts_enabled`), nor of two links of one multibody with self-contacts off
+/// (rapier's `pair_update.rs`). The batch leaves those pairs out as Rapier does: tracing them would
+/// only cost time (a ragdoll's limbs overlap at their joints) and draw their rays in the debug
+/// overlay. Give the joint sets that `PhysicsPipeline::step` will be given.
+#[derive(Clone, Copy, Default)]
+pub struct Joints<'a> {
+    impulse: Option<&'a ImpulseJointSet>,
+    multibody: Option<&'a MultibodyJointSet>,
+}
+
+impl<'a> Joints<'a> {
+    /// The world's impulse and multibody joint sets.
+    pub fn new(impulse: &'a ImpulseJointSet, multibody: &'a MultibodyJointSet) -> Self {
+        Self { impulse: Some(impulse), multibody: Some(multibody) }
+    }
+
+    /// No joint rules: for a world without joints. With joints, their pairs with contacts disabled
+    /// are then traced for nothing (Rapier still leaves them out, so contacts are the same).
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Whether Rapier leaves out the contacts of bodies `b1` and `b2` for a joint between them
+    /// (the same tests, in the same order, as rapier's `pair_update.rs`).
+    pub fn contacts_disabled(&self, b1: RigidBodyHandle, b2: RigidBodyHandle) -> bool {
+        if let Some(impulse) = self.impulse
+            && impulse.joints_between(b1, b2).any(|(_, joint)| !joint.data.contacts_enabled)
+        {
+            return true;
+        }
+        let Some(multibody) = self.multibody else { return false };
+        let (Some(link1), Some(link2)) = (multibody.rigid_body_link(b1), multibody.rigid_body_link(b2))
+        else {
+            return false;
+        };
+        if link1.multibody != link2.multibody {
+            return false;
+        }
+        if multibody.get_multibody(link1.multibody).is_some_and(|mb| !mb.self_contacts_enabled()) {
+            return true;
+        }
+        multibody.joint_between(b1, b2).is_some_and(|(_, _, link)| !link.joint.data.contacts_enabled)
+    }
 }
 
 /// Whether a pair with this entry may share its cache key with another pair: only keys with a

@@ -42,7 +42,7 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use rapier3d::prelude::*;
-//! use rtcd_rapier::{RtcdDriver, RtcdShape, configure_integration_parameters};
+//! use rtcd_rapier::{Joints, RtcdDriver, RtcdShape, configure_integration_parameters};
 //!
 //! let mesh = Arc::new(rtcd::RtcdMesh::from_obj("assets/meshes/torus_900.obj").unwrap());
 //! let mut driver = RtcdDriver::new(rtcd::RtcdParams::from_meshes(&[&mesh])).unwrap();
@@ -56,7 +56,8 @@
 //! let body = bodies.insert(RigidBodyBuilder::dynamic().translation(Vector::new(0.0, 2.0, 0.0)));
 //! colliders.insert_with_parent(ColliderBuilder::new(SharedShape::new(shape)), body, &mut bodies);
 //! // Each step: the batch first, then Rapier.
-//! driver.detect(&bodies, &colliders, &params);
+//! let (impulse_joints, multibody_joints) = (ImpulseJointSet::new(), MultibodyJointSet::new());
+//! driver.detect(&bodies, &colliders, Joints::new(&impulse_joints, &multibody_joints), &params);
 //! // physics_pipeline.step(.., &mut narrow_phase, &mut bodies, &mut colliders, ..);
 //! # let _ = &mut narrow_phase;
 //! ```
@@ -78,7 +79,7 @@ pub mod shape;
 pub use cache::{CacheCounters, CacheSettings, ContactCache, MissPolicy, Pos12Tolerance};
 pub use depth_bound::{DepthBound, corrective_depth};
 pub use dispatcher::{RtcdDispatcher, RtcdWorkspace};
-pub use driver::{Batch, BatchPair, DebugGeometry, DriverSettings, RtcdDriver};
+pub use driver::{Batch, BatchPair, DebugGeometry, DriverSettings, Joints, RtcdDriver};
 pub use ground::GroundMeshes;
 pub use metrics::RtcdMetrics;
 pub use settings::{configure_integration_parameters, integration_parameters};

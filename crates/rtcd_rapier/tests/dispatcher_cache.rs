@@ -14,7 +14,7 @@ use rapier3d::{
     prelude::*,
 };
 use rtcd::{BackendError, NarrowPhaseBackend, PairInput, RtcdParams, StepOptions, StepOutput};
-use rtcd_rapier::{MissPolicy, RtcdDriver, RtcdShape};
+use rtcd_rapier::{Joints, MissPolicy, RtcdDriver, RtcdShape};
 
 type Manifolds = Vec<ContactManifold<ContactManifoldData, ContactData>>;
 
@@ -182,7 +182,7 @@ fn pairs_the_batch_did_not_see_are_computed_on_the_spot() {
     assert_eq!(before.misses, 0);
     assert!(before.hits > 0);
     let d = w.driver.as_mut().unwrap();
-    d.detect(&w.bodies, &w.colliders, &w.params);
+    d.detect(&w.bodies, &w.colliders, Joints::new(&w.impulse_joints, &w.multibody_joints), &w.params);
     let mut pose = *w.bodies[body].position();
     pose.translation.y -= 0.01;
     w.bodies[body].set_position(pose, true);
@@ -248,7 +248,7 @@ fn late_results_reach_covers_the_motion_on_levels_and_cuboids() {
             );
             colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&plate)), body, &mut bodies);
         }
-        let batch = d.prepare(&bodies, &colliders, &prediction(0.02));
+        let batch = d.prepare(&bodies, &colliders, Joints::none(), &prediction(0.02));
         // Level chunks are solid behind their surface; the cuboid is not.
         let level = |p: &rtcd_rapier::BatchPair| p.mesh1.solid_behind() || p.mesh2.solid_behind();
         assert!(batch.pairs.iter().any(level), "the plate over the terrain meets its chunks");
@@ -301,7 +301,7 @@ fn late_results_reach_as_far_as_the_pair_moves() {
                 .angvel(w),
         );
         let blob = colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut bodies);
-        d.detect(&bodies, &colliders, &prediction(0.02));
+        d.detect(&bodies, &colliders, Joints::none(), &prediction(0.02));
         // A step later, moved on as before: the cached results are a step old.
         let pos12 = next.inv_mul(&ground_pose);
         let (mut manifolds, mut ws) = (Manifolds::new(), None);
@@ -346,7 +346,7 @@ fn refresh_depths_reuses_older_results() {
     let blob = colliders.insert_with_parent(ColliderBuilder::new(rtcd_shape(&mesh)), body, &mut bodies);
     // The batch looks 5 cm ahead (as a pipelined batch with soft CCD does), so its results still
     // hold every contact within Rapier's 2 cm after a 2 mm move.
-    d.detect(&bodies, &colliders, &prediction(0.05));
+    d.detect(&bodies, &colliders, Joints::none(), &prediction(0.05));
     // One tick later the blob is 2 mm deeper; the cached results are refreshed, not recomputed.
     let pos12 = Pose::from_translation(Vector::new(0.0, 0.002, 0.0))
         * bodies[body].position().inv_mul(&Pose::from_translation(Vector::new(0.0, -0.5, 0.0)));
@@ -639,9 +639,20 @@ fn detect_and_detect_recycling_follow_the_same_parameters() {
         for _ in 0..30 {
             let d = w.driver.as_mut().unwrap();
             if recycling_entry {
-                d.detect_recycling(&w.bodies, &w.colliders, &w.params, &w.narrow_phase);
+                d.detect_recycling(
+                    &w.bodies,
+                    &w.colliders,
+                    Joints::new(&w.impulse_joints, &w.multibody_joints),
+                    &w.params,
+                    &w.narrow_phase,
+                );
             } else {
-                d.detect(&w.bodies, &w.colliders, &w.params);
+                d.detect(
+                    &w.bodies,
+                    &w.colliders,
+                    Joints::new(&w.impulse_joints, &w.multibody_joints),
+                    &w.params,
+                );
             }
             w.rapier_step();
             path.push((*w.bodies[a].position(), *w.bodies[b].position()));

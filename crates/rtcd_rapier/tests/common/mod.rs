@@ -6,7 +6,7 @@ use std::{path::PathBuf, sync::Arc};
 
 use rapier3d::{parry::shape::TriMeshFlags, prelude::*};
 use rtcd::RtcdMesh;
-use rtcd_rapier::{RtcdDriver, RtcdShape, integration_parameters};
+use rtcd_rapier::{Joints, RtcdDriver, RtcdShape, integration_parameters};
 
 /// 60 Hz.
 pub const DT: f32 = 1.0 / 60.0;
@@ -62,11 +62,12 @@ impl World {
 
     /// One tick: our batch (if any), then Rapier's step.
     pub fn step(&mut self) {
+        let joints = Joints::new(&self.impulse_joints, &self.multibody_joints);
         if let Some(d) = &mut self.driver {
             if self.params.contact_recycling {
-                d.detect_recycling(&self.bodies, &self.colliders, &self.params, &self.narrow_phase);
+                d.detect_recycling(&self.bodies, &self.colliders, joints, &self.params, &self.narrow_phase);
             } else {
-                d.detect(&self.bodies, &self.colliders, &self.params);
+                d.detect(&self.bodies, &self.colliders, joints, &self.params);
             }
         }
         self.rapier_step();
