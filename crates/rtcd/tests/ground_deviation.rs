@@ -10,8 +10,10 @@
 //! - the share of cases where the deepest vertex gets a contact,
 //! - the deepest reported depth against the true one (mean and worst relative error, -100 % for a
 //!   case without contact),
-//! - wrong-way cases (the net force has a downward component: it pushes the mesh further in) and
-//!   cases without any contact although the mesh penetrates,
+//! - wrong-way cases (the net force has a downward component: it pushes the mesh further in),
+//!   wrong-way contacts (one contact whose own push, along its separating direction, has a
+//!   downward component; none is allowed in any run) and cases without any contact although the
+//!   mesh penetrates,
 //! - the paper's deviation, over the cases whose net force points up (the others are counted as
 //!   wrong-way, without contact or horizontal), and the mean angle of the net force from the
 //!   vertical over every case with a contact.
@@ -88,6 +90,8 @@ struct Case {
     reported: f32,
     /// Penetrating contacts.
     contacts: usize,
+    /// Penetrating contacts whose separating direction points down: each pushes the mesh further in.
+    wrong_contacts: usize,
     /// Net force on the mesh: the sum of each contact's separating direction times its depth.
     force: Vec3,
 }
@@ -113,7 +117,7 @@ impl fmt::Display for Case {
         write!(
             f,
             "orientation {} (q = [{:.5}, {:.5}, {:.5}, {:.5}]), depth {}/{DEPTHS} = {:.5}: deepest vertex {} {}, \
-             {} contacts, deepest reported {:.5} ({:+.2} %), net force ({:.5}, {:.5}, {:.5})",
+             {} contacts ({} wrong-way), deepest reported {:.5} ({:+.2} %), net force ({:.5}, {:.5}, {:.5})",
             self.orientation,
             q.x,
             q.y,
@@ -124,6 +128,7 @@ impl fmt::Display for Case {
             self.deepest,
             if self.deepest_in_contact { "in contact" } else { "without contact" },
             self.contacts,
+            self.wrong_contacts,
             self.reported,
             100.0 * self.depth_error(),
             self.force.x,
@@ -173,6 +178,7 @@ fn run_cases(mesh: &RtcdMesh, ground: Ground, reprojection: bool, closed_reach: 
                 deepest_in_contact: contacts.iter().any(|c| c.fid1 == FeatureId::Vertex(deepest)),
                 reported: contacts.iter().map(|c| -c.dist).fold(0.0, f32::max),
                 contacts: contacts.len(),
+                wrong_contacts: contacts.iter().filter(|c| pose.transform_vector(-c.n1).y < 0.0).count(),
                 force,
             });
         }
@@ -191,6 +197,8 @@ struct Figures {
     depth_error_mean: f64,
     depth_error_worst: f64,
     wrong_way: usize,
+    /// Wrong-way contacts, over every case.
+    wrong_contacts: usize,
     no_contact: usize,
     /// Cases with contacts whose net force has no vertical component.
     horizontal: usize,
@@ -226,6 +234,7 @@ impl Figures {
             depth_error_mean: 100.0 * cases.iter().map(Case::depth_error).sum::<f64>() / n as f64,
             depth_error_worst: 100.0 * worst,
             wrong_way: cases.iter().filter(|c| c.wrong_way()).count(),
+            wrong_contacts: cases.iter().map(|c| c.wrong_contacts).sum(),
             no_contact: cases.iter().filter(|c| c.no_contact()).count(),
             horizontal: cases.iter().filter(|c| !c.no_contact() && c.force.y == 0.0).count(),
             deviation: 100.0 * deviation / upward.max(1) as f64,
@@ -239,13 +248,14 @@ impl fmt::Display for Figures {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} cases: deepest vertex in contact {:.2} %, depth error mean {:+.3} % worst {:+.3} %, wrong-way {}, \
-             no contact {}, horizontal {}, deviation {:.5} % over {} upward cases, mean angle {:.4}°",
+            "{} cases: deepest vertex in contact {:.2} %, depth error mean {:+.3} % worst {:+.3} %, wrong-way {} \
+             (contacts {}), no contact {}, horizontal {}, deviation {:.5} % over {} upward cases, mean angle {:.4}°",
             self.cases,
             self.deepest_contact,
             self.depth_error_mean,
             self.depth_error_worst,
             self.wrong_way,
+            self.wrong_contacts,
             self.no_contact,
             self.horizontal,
             self.deviation,
@@ -276,10 +286,12 @@ fn failures(report: &mut String, cases: &[Case], all: bool) {
     let missed: Vec<&Case> = cases.iter().filter(|c| !c.deepest_in_contact).collect();
     let off: Vec<&Case> = cases.iter().filter(|c| c.depth_error().abs() > CUBOID_DEPTH_TOLERANCE).collect();
     let wrong: Vec<&Case> = cases.iter().filter(|c| c.wrong_way()).collect();
+    let wrong_contacts: Vec<&Case> = cases.iter().filter(|c| c.wrong_contacts > 0).collect();
     let none: Vec<&Case> = cases.iter().filter(|c| c.no_contact()).collect();
     list(report, "deepest vertex without contact", &missed, all);
     list(report, "deepest depth off by more than 1 %", &off, all);
     list(report, "wrong way (net force pushes the mesh further in)", &wrong, all);
+    list(report, "wrong-way contacts (a contact pushes the mesh further in)", &wrong_contacts, all);
     list(report, "no contact although the mesh penetrates", &none, all);
 }
 
@@ -324,6 +336,16 @@ fn check(name: &str, mesh: &RtcdMesh, paper_mesh: bool) {
             let at = format!("{}, {}", ground.label(), run.setting());
             report.push_str(&format!("  {at}, re-projection: {with}\n"));
             report.push_str(&format!("  {at}, raw rays:      {without}\n"));
+            // No contact pushes the mesh further in, in any run (known limits included).
+            for (mode, cases, fig) in
+                [("re-projection", &run.with_cases, with), ("raw rays", &run.without_cases, without)]
+            {
+                if fig.wrong_contacts > 0 {
+                    report.push_str(&format!("  FAILING on the {at}, {mode}: wrong-way contacts\n"));
+                    failures(&mut report, cases, true);
+                    errors.push(format!("{name}, {at}, {mode}: {} wrong-way contacts", fig.wrong_contacts));
+                }
+            }
             match ground {
                 Ground::Cuboid => {
                     // The exact box: every case, with or without re-projection (the box's contacts
@@ -519,6 +541,15 @@ fn icosphere_ground_deviation() {
 #[test]
 fn irregular_blob_ground_deviation() {
     check("blob_900", &common::asset("blob_900"), true);
+}
+
+/// The project's other meshes: tori, bent tubes, a finer blob, a knot and a coil of thin tubes, a
+/// low-poly bracket.
+#[test]
+fn project_meshes_ground_deviation() {
+    for name in ["torus_900", "bent_tube_896", "blob_2130", "knot_3456", "coil_3458", "u_bracket"] {
+        check(name, &common::asset(name), false);
+    }
 }
 
 #[test]
