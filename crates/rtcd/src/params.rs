@@ -70,20 +70,21 @@ pub struct RtcdParams {
     /// (Hermann 2008, Alg. 1). On a closed, consistently wound surface a ray whose first hit is a
     /// back face starts inside the mesh, however thin the casting body is, so a thin plate or limb
     /// pressed deeper than its own thickness into another body keeps the contacts of its deepest
-    /// vertices, and a thin plate dropped onto a box mesh no longer sinks through it; so does a
-    /// thick part pressed in deeper than it is thick. Two limits keep it sound and cheap: beyond
-    /// the exit distance a hit counts only as the nearer way out of the other mesh along the ray's
-    /// line ([`crate::detect::nearer_way_out`]: the far side of a sunk plate is not pushed further
-    /// in); and a ray is traced past its exit distance only when nothing says its vertex is outside
-    /// the other mesh. A body wholly inside a closed mesh, within its reach of the surface, gets
+    /// vertices, and a thin plate dropped onto a box mesh no longer sinks through it. Three
+    /// limits keep it sound and cheap: the reach serves the vertices where their body is thinner
+    /// along the ray than `culling_dist` ([`crate::detect::vertex_reach`]); beyond the exit
+    /// distance a hit counts only as the nearer way out of the other mesh along the ray's line
+    /// ([`crate::detect::nearer_way_out`]: the far side of a sunk plate is not pushed further in);
+    /// and a ray is traced past its exit distance only when nothing says its vertex is outside the
+    /// other mesh. A thin body wholly inside a closed mesh, within its reach of the surface, gets
     /// contacts too ([`crate::detect::separation_for_reach`]). Both backends decide alike.
     ///
     /// Default `true`. On the 2014 paper's ground-deviation protocol with the slab as a 12-triangle
     /// box mesh, the deepest vertex of a mesh with thin limbs gets a contact in 100 % of the cases
     /// instead of 8 %, a 1 cm plate's in 100 % instead of 7 %, at its true depth, with no wrong-way
-    /// case either way, and so does each of the project's meshes (tubes pressed in deeper than
-    /// they are thick included); in the papers' piles (benchmark scenes 1 and 2) the narrow phase
-    /// takes the same time. `false`: Hermann's exit rule into every mesh but level chunks.
+    /// case either way; in the papers' piles (benchmark scenes 1 and 2), whose bodies are thicker
+    /// than their edges are long, no ray goes past its exit distance and the narrow phase costs
+    /// about 1 % more. `false`: Hermann's exit rule into every mesh but level chunks.
     pub closed_reach: bool,
     /// Contacts along each vertex's path ([`crate::detect::pair_motion_contacts`]): a vertex that
     /// moved in the last step by more than half the other body's typical thickness (or, into an

@@ -28,7 +28,11 @@
 //!   are printed as the known limits of that rule, not asserted;
 //! - with it (the default), a back-face hit counts as far as the body's size reaches into the
 //!   closed slab, the nearer way out: re-projected, every mesh's contacts are as exact as on the
-//!   cuboid (the same check), and against the rule above the deepest vertex is in contact at least
+//!   cuboid (the same check), except in the option's one limit, each such case identified from the
+//!   posed vertex alone and counted: a deepest vertex in a part at least `culling_dist` thick along
+//!   its ray keeps Hermann's exit distance (`rtcd::detect::vertex_reach`), and gets no contact when
+//!   its ray leaves its body before it reaches the slab's top (the knot's and the coil's tubes
+//!   pressed in deeper than they are thick); and against the rule above the deepest vertex is in contact at least
 //!   as often, with no more wrong-way or contact-less cases and a mean depth error no larger, with
 //!   or without re-projection (the raw rays' depth, the ray's length, is not compared).
 
@@ -295,6 +299,19 @@ fn failures(report: &mut String, cases: &[Case], all: bool) {
     list(report, "no contact although the mesh penetrates", &none, all);
 }
 
+/// Whether case `c`'s deepest vertex is the closed reach's known limit on the box-mesh ground: its
+/// body is at least the pair's `culling_dist` thick along its inward ray (its exit distance), so
+/// the ray keeps Hermann's exit distance, and the ray leaves the body before it reaches the slab's
+/// top face (or never climbs to it).
+fn thick_part_limit(mesh: &RtcdMesh, c: &Case) -> bool {
+    let ground = Ground::BoxMesh.mesh();
+    let culling = RtcdParams::from_meshes(&[mesh]).for_pair(mesh, &ground).culling_dist;
+    let v = c.deepest as usize;
+    let exit = mesh.exit_distances()[v];
+    let up = (c.rotation * -mesh.normals()[v]).y;
+    exit >= culling && (up <= 0.0 || exit < c.depth / up)
+}
+
 /// The figures of one mesh on one ground with one [`RtcdParams::closed_reach`] setting, with
 /// (`with`) and without (`without`) re-projection, and their cases.
 struct Run {
@@ -370,14 +387,40 @@ fn check(name: &str, mesh: &RtcdMesh, paper_mesh: bool) {
                 }
                 Ground::BoxMesh if run.closed_reach => {
                     // As exact as the cuboid once re-projected (the raw rays' depth is the ray's
-                    // length, and their direction the ray's).
+                    // length, and their direction the ray's), but for the closed reach's one limit:
+                    // a deepest vertex whose body is at least `culling_dist` thick along its ray
+                    // keeps Hermann's exit distance (`rtcd::detect::vertex_reach`), so where its ray
+                    // leaves the body before it reaches the slab's top face it gets no contact. Each
+                    // case without the deepest vertex in contact must be that one, measured from the
+                    // posed vertex alone; every other case is exact.
                     let cases = &run.with_cases;
-                    let worst = cases.iter().map(|c| c.depth_error().abs()).fold(0.0, f64::max);
+                    let unexplained: Vec<&Case> = cases
+                        .iter()
+                        .filter(|c| !c.deepest_in_contact && !thick_part_limit(mesh, c))
+                        .collect();
+                    let limited = cases.iter().filter(|c| !c.deepest_in_contact).count() - unexplained.len();
+                    let worst = cases
+                        .iter()
+                        .filter(|c| c.deepest_in_contact)
+                        .map(|c| c.depth_error().abs())
+                        .fold(0.0, f64::max);
+                    if limited > 0 {
+                        report.push_str(&format!(
+                            "  {at}: {limited} cases whose deepest vertex, in a part at least culling_dist thick, \
+                             is deeper than its ray's exit from its body (the closed reach's limit)\n"
+                        ));
+                    }
                     let ok = with.wrong_way == 0
                         && with.no_contact == 0
-                        && cases.iter().all(|c| c.deepest_in_contact)
+                        && unexplained.is_empty()
                         && worst <= CUBOID_DEPTH_TOLERANCE;
                     if !ok {
+                        list(
+                            &mut report,
+                            "deepest vertex without contact, not the closed reach's limit",
+                            &unexplained,
+                            true,
+                        );
                         report.push_str(&format!("  FAILING on the {at}, re-projection:\n"));
                         failures(&mut report, cases, true);
                         errors.push(format!("{name}, {at}, re-projection: {with}"));
@@ -543,13 +586,34 @@ fn irregular_blob_ground_deviation() {
     check("blob_900", &common::asset("blob_900"), true);
 }
 
-/// The project's other meshes: tori, bent tubes, a finer blob, a knot and a coil of thin tubes, a
-/// low-poly bracket.
 #[test]
-fn project_meshes_ground_deviation() {
-    for name in ["torus_900", "bent_tube_896", "blob_2130", "knot_3456", "coil_3458", "u_bracket"] {
-        check(name, &common::asset(name), false);
-    }
+fn torus_ground_deviation() {
+    check("torus_900", &common::asset("torus_900"), false);
+}
+
+#[test]
+fn bent_tube_ground_deviation() {
+    check("bent_tube_896", &common::asset("bent_tube_896"), false);
+}
+
+#[test]
+fn fine_blob_ground_deviation() {
+    check("blob_2130", &common::asset("blob_2130"), false);
+}
+
+#[test]
+fn knot_ground_deviation() {
+    check("knot_3456", &common::asset("knot_3456"), false);
+}
+
+#[test]
+fn coil_ground_deviation() {
+    check("coil_3458", &common::asset("coil_3458"), false);
+}
+
+#[test]
+fn bracket_ground_deviation() {
+    check("u_bracket", &common::asset("u_bracket"), false);
 }
 
 #[test]

@@ -6,8 +6,8 @@
 //! face: those contacts come from the closed reach (`rtcd::detect::solid_reach`), and the vertices
 //! on the far side of a sunk body, whose rays go on down to the slab's bottom face within the
 //! reach, are left out as not the nearer way out (`rtcd::detect::nearer_way_out`), on both backends
-//! alike; the pebbles, thicker than the pair's culling distance, take the same reach (a vertex
-//! deeper than its body is thick is inside the slab whatever that thickness).
+//! alike; the pebbles, thicker than the pair's culling distance, keep Hermann's exit distance
+//! (`rtcd::detect::vertex_reach`).
 //!
 //! Tolerances: every contact (vertex rays both ways, edge contacts) of either backend is found by
 //! the other on ≥ 99.9 % of the pair-ticks' features, with the same depth within 1e-5 relative

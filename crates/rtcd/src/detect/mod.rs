@@ -21,6 +21,7 @@ pub use pair::{
     pair_motion_contacts, pair_solid_reach, ray_limit, ray_reach, reach_box, separation_before_trace,
     separation_bound, separation_bound_beyond, separation_for_reach, separation_for_reach_from, solid_at,
     solid_behind_box, solid_reach, trace_motion_paths, vertex_candidate_region, vertex_clip_box,
+    vertex_reach,
 };
 
 use crate::pose::Pose;

@@ -134,10 +134,9 @@ pub fn candidate_region(from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose, distance
 /// The same holds inside a closed, consistently wound mesh (what [`RtcdMesh::new`] makes of a
 /// watertight input): a ray whose first hit is a back face starts inside it. A ray from a vertex
 /// outside meets a front face first, which ends it, so the longer limit finds no false contact
-/// there, except on a surface that passes through itself. Into a closed mesh the reach serves
-/// every vertex, whatever its body's thickness (a thin limb, or a thick block pressed deeper than
-/// it is thick), and a hit beyond the exit distance counts only as the nearer way out
-/// ([`nearer_way_out`]). With the
+/// there, except on a surface that passes through itself. Into a closed mesh the reach serves the
+/// vertices where their body is thinner than the pair's `culling_dist` ([`vertex_reach`]), and
+/// a hit beyond the exit distance counts only as the nearer way out ([`nearer_way_out`]). With the
 /// option off, rays into closed meshes keep Hermann's exit distance. A box built by
 /// [`RtcdMesh::cuboid`] gets exact contacts instead of rays, inside it at any depth: no reach.
 pub fn solid_reach(from: &RtcdMesh, to: &RtcdMesh, params: &RtcdParams) -> Option<f32> {
@@ -199,10 +198,26 @@ pub fn nearer_way_out(
         || params.tracer.trace_line(to, &Ray::new(ray.origin, -ray.dir), 0.0, t, NO_SKIP).forward.is_none()
 }
 
+/// The reach of the ray of a vertex of exit distance `exit` into `to`, of `solid` the direction's
+/// [`solid_reach`]: `solid`, but into a closed mesh ([`closed_reach_into`], `closed`) only where
+/// the casting body is thinner along the ray than the pair's `culling_dist` (2014 Eq. 1), `None`
+/// elsewhere (Hermann's exit distance).
+///
+/// Where the body is thinner than that, a vertex moving within the predictions' reach in a step
+/// can end deeper in the other body than its own body is thick, and Hermann's rule loses it: a
+/// thin plate or limb falling into a box mesh sinks on. Where the body is thicker, a vertex must go
+/// in deeper than `culling_dist` for that, farther than the predictions look ahead; its ray keeps
+/// its exit distance, which also spares the rays of the bodies of an ordinary pile, thicker than
+/// their edges are long, any trace beyond it. Both backends use it (on the GPU, inside
+/// `ray_limit` of `shaders/hermann.wgsl`).
+#[inline]
+pub fn vertex_reach(solid: Option<f32>, closed: bool, exit: f32, params: &RtcdParams) -> Option<f32> {
+    if closed && exit >= params.culling_dist { None } else { solid }
+}
+
 /// The ray length within which a back-face hit is a contact: the vertex's exit distance `exit`, or
-/// the larger of it and `reach` (into a solid-behind mesh, or a closed one with
-/// [`RtcdParams::closed_reach`], the [`solid_reach`] where [`solid_at`] gives it). Both backends
-/// use it.
+/// the larger of it and `reach` ([`vertex_reach`]: into a solid-behind mesh, or a closed one with
+/// [`RtcdParams::closed_reach`], [`solid_reach`]). Both backends use it.
 #[inline]
 pub fn ray_limit(exit: f32, reach: Option<f32>) -> f32 {
     match reach {
@@ -262,10 +277,12 @@ fn inside_closed(to: &RtcdMesh, p: Vec3) -> bool {
 /// do not meet, where one body can only touch the other from inside it: for each direction whose
 /// `to` takes the closed reach, that reach when a vertex of each connected component of `from`
 /// ([`RtcdMesh::component_vertices`]) is inside `to` (a component whose surface does not meet `to`'s
-/// is wholly inside or wholly outside it); the larger of the two, 0 when neither body is inside.
+/// is wholly inside or wholly outside it) and some vertex of `from` takes the reach
+/// ([`vertex_reach`]); the larger of the two, 0 when neither body is inside.
 fn engulfed_reach(mesh1: &RtcdMesh, mesh2: &RtcdMesh, pos12: &Pose, params: &RtcdParams) -> f32 {
     let reach = |from: &RtcdMesh, to: &RtcdMesh, from_to: &Pose| {
         let inside = closed_reach_into(to, params)
+            && from.exit_distances().iter().any(|&e| e < params.culling_dist)
             && from
                 .component_vertices()
                 .iter()
@@ -918,7 +935,8 @@ fn standard_direction(
             continue;
         }
         let exit = exits[v as usize];
-        let limit = ray_limit(exit, solid_at(solid, behind.as_ref(), ray.origin));
+        let limit =
+            ray_limit(exit, vertex_reach(solid_at(solid, behind.as_ref(), ray.origin), closed, exit, params));
         let hits = if closed {
             closed_trace(dir.to, &ray, back, exit, limit, params)
         } else {
@@ -1107,6 +1125,7 @@ fn iterative_direction(
     let exits = dir.from.exit_distances();
     let solid = dir.solid_reach(params);
     let behind = solid_behind_box(dir.from, dir.to, params);
+    let closed = closed_reach_into(dir.to, params);
     let mut kept = 0;
     for k in 0..records.len() {
         let r = records[k];
@@ -1134,7 +1153,7 @@ fn iterative_direction(
                 if h.from_inside && {
                     let exit = exits[r.vertex as usize];
                     let solid = solid_at(solid, behind.as_ref(), ray.origin);
-                    h.t <= ray_limit(exit, solid)
+                    h.t <= ray_limit(exit, vertex_reach(solid, closed, exit, params))
                 } =>
             {
                 metrics.iterative_hits += 1;
@@ -1951,26 +1970,15 @@ mod tests {
     ) -> (Vec<RayRecord>, usize) {
         let back = if params.prediction { params.culling_dist } else { 0.0 };
         let (mut all, mut skipped) = (Vec::new(), 0);
-        // Into a closed mesh with the closed reach, the standard trace's own rule past the exit
-        // distance (the nearer way out).
-        let closed = closed_reach_into(dir.to, params);
-        let exits = dir.from.exit_distances();
         for (v, p) in dir.from.positions().iter().enumerate() {
             if region.is_empty() || !region.contains(*p) {
                 continue;
             }
             let v = v as u32;
             let ray = dir.ray(v);
-            let hits = if closed {
-                closed_trace(dir.to, &ray, back, exits[v as usize], limit(v, &ray), params)
-            } else {
-                params.tracer.trace_line(dir.to, &ray, back, limit(v, &ray), NO_SKIP)
-            };
+            let hits = params.tracer.trace_line(dir.to, &ray, back, limit(v, &ray), NO_SKIP);
             match (hits.forward, hits.backward) {
-                (Some(h), _)
-                    if h.from_inside
-                        && nearer_way_out(dir.to, &ray, h.t, exits[v as usize], closed, params) =>
-                {
+                (Some(h), _) if h.from_inside => {
                     all.push(RayRecord { vertex: v, triangle: h.triangle, in_contact: true })
                 }
                 (_, Some(h)) if h.from_inside => {
@@ -2014,12 +2022,11 @@ mod tests {
                 let (contacts, records) = standard_trace(&dir, &params);
                 // Every vertex of the region traced, with the same rules.
                 let exits = dir.from.exit_distances();
-                let solid = dir.solid_reach(&params);
                 let (all, skips) = traced_without_skips(
                     &dir,
                     &params,
                     dir.candidate_region(params.candidate_extension()),
-                    |v, _| ray_limit(exits[v as usize], solid),
+                    |v, _| exits[v as usize],
                     reach_box(dir.from, dir.to, &params),
                 );
                 skipped += skips;
@@ -2108,7 +2115,10 @@ mod tests {
                     dir.vertex_candidate_region(&params),
                     |v, ray| {
                         let exit = exits[v as usize];
-                        ray_limit(exit, solid_at(solid, behind.as_ref(), ray.origin))
+                        ray_limit(
+                            exit,
+                            vertex_reach(solid_at(solid, behind.as_ref(), ray.origin), false, exit, &params),
+                        )
                     },
                     reach,
                 );
