@@ -61,8 +61,9 @@ if [[ -n "$unwanted" ]]; then
 fi
 limit 20 cargo run --locked -p rtcd_headless_app
 
-# The scene benchmarks at --quick scale: times printed, never asserted; run so the bench cannot rot.
+# The three scene benchmarks at --quick scale: times and targets printed, never asserted; run so the
+# bench cannot rot.
 echo "== rtcd_bench --quick"
-limit 20 cargo run --release --locked -p rtcd_bench -- --quick
+limit 20 cargo run --release --locked -p rtcd_bench -- --quick --scene 1,2,3
 
 summary
