@@ -2,7 +2,8 @@
 //! its lengths from its own meshes, so
 //! - a pile scaled by 0.01, 1 and 100 (with Rapier told the scale: `length_unit`, and gravity
 //!   scaled alike, so the motion is the same seen at its own scale) rests with the same penetration
-//!   relative to size, and comes to rest alike;
+//!   relative to size, and comes to rest alike, on the CPU backend and on the GPU one (on lavapipe
+//!   in CI);
 //! - in one world of metre units, a 1 cm, a 1 m and a 10 m copy of each body rest side by side:
 //!   the metre and larger ones with a penetration of at most 1 % of their size above what Rapier's
 //!   own trimesh leaves on the same body in the same world, and at rest where it is.
@@ -28,7 +29,6 @@ use common::{World, lowest_vertex, rapier_trimesh, rtcd_shape, size};
 use glam::Vec3;
 use rapier3d::prelude::*;
 use rtcd::{RtcdMesh, RtcdParams, shapes};
-use rtcd_rapier::RtcdDriver;
 
 /// Ticks simulated: 4 s at 60 Hz (8 s with 10 m bodies, which take longer to settle).
 const TICKS: usize = 240;
@@ -62,8 +62,10 @@ struct Rest {
 
 /// Drops `meshes` side by side (each tilted, its lowest vertex half its size above the ground),
 /// with ours (`params`) or, with `params: None`, Rapier's trimesh; `unit` is Rapier's
-/// `length_unit`, gravity is scaled by `gravity_scale`. Returns each body's rest figures.
+/// `length_unit`, gravity is scaled by `gravity_scale`; ours on the GPU backend when `gpu` (each
+/// tick checked to have run on it). Returns each body's rest figures.
 fn drop_side_by_side(
+    gpu: bool,
     meshes: &[Arc<RtcdMesh>],
     params: Option<RtcdParams>,
     unit: f32,
@@ -71,7 +73,7 @@ fn drop_side_by_side(
     ticks: usize,
 ) -> Vec<Rest> {
     let mut w = match params {
-        Some(p) => World::ours(RtcdDriver::new(p).unwrap()),
+        Some(p) => World::ours(common::driver(p, gpu)),
         None => World::plain(rtcd_rapier::integration_parameters()),
     };
     w.params.length_unit = unit;
@@ -94,6 +96,11 @@ fn drop_side_by_side(
         sizes.iter().map(|&size| Rest { size, pen: 0.0, speed: 0.0, sleeping: false }).collect();
     for tick in 0..ticks {
         w.step();
+        if let Some(d) = &w.driver {
+            let m = d.metrics();
+            let expected = if gpu { "gpu" } else { "cpu" };
+            assert!(!m.fell_back && m.backend.starts_with(expected), "tick {tick}: {}", m.backend);
+        }
         for ((mesh, &h), r) in meshes.iter().zip(&handles).zip(&mut rest) {
             let pen = (-lowest_vertex(mesh, &w.pose(h))).max(0.0) / r.size;
             assert!(pen < 1.0, "{}: fell through the ground at tick {tick}", mesh.name());
@@ -114,11 +121,20 @@ const AT_REST: f32 = 0.02;
 
 #[test]
 fn a_pile_scaled_by_0_01_1_and_100_rests_alike() {
+    pile_scaled_by_0_01_1_and_100_rests_alike(false);
+}
+
+#[test]
+fn a_pile_scaled_by_0_01_1_and_100_rests_alike_gpu() {
+    pile_scaled_by_0_01_1_and_100_rests_alike(true);
+}
+
+fn pile_scaled_by_0_01_1_and_100_rests_alike(gpu: bool) {
     let mut figures = Vec::new();
     for s in [0.01f32, 1.0, 100.0] {
         let meshes = bodies(s);
         let refs: Vec<&RtcdMesh> = meshes.iter().map(|m| &**m).collect();
-        let rest = drop_side_by_side(&meshes, Some(RtcdParams::from_meshes(&refs)), s, s, TICKS);
+        let rest = drop_side_by_side(gpu, &meshes, Some(RtcdParams::from_meshes(&refs)), s, s, TICKS);
         for (m, r) in meshes.iter().zip(&rest) {
             println!(
                 "{:>18}: penetration at rest {:.3} % of size, speed {:.2e} sizes/s, sleeping {}",
@@ -165,10 +181,10 @@ fn a_centimetre_a_metre_and_ten_metres_in_one_world() {
     let meshes: Vec<Arc<RtcdMesh>> = [0.01f32, 1.0, 10.0].iter().flat_map(|&s| bodies(s)).collect();
     let refs: Vec<&RtcdMesh> = meshes.iter().map(|m| &**m).collect();
     let base = RtcdParams::from_meshes(&refs);
-    let ours = drop_side_by_side(&meshes, Some(base), 1.0, 1.0, 2 * TICKS);
+    let ours = drop_side_by_side(false, &meshes, Some(base), 1.0, 1.0, 2 * TICKS);
     let global =
-        drop_side_by_side(&meshes, Some(RtcdParams { per_pair: false, ..base }), 1.0, 1.0, 2 * TICKS);
-    let rapier = drop_side_by_side(&meshes, None, 1.0, 1.0, 2 * TICKS);
+        drop_side_by_side(false, &meshes, Some(RtcdParams { per_pair: false, ..base }), 1.0, 1.0, 2 * TICKS);
+    let rapier = drop_side_by_side(false, &meshes, None, 1.0, 1.0, 2 * TICKS);
     println!(
         "penetration at rest in % of size, speed in sizes/s (ours / one parameter set / Rapier trimesh)"
     );
