@@ -8,8 +8,9 @@
 //! fixed one through its hole, and a small pile of low-poly furniture and boxes from
 //! `rtcd_scenes::everyday`. Every body is a mesh traced by rtcd; the ground is a Rapier cuboid.
 //! The crossing edges are counted by `rtcd_scenes::measure` (ray parity and segment tests, no rtcd
-//! code) at the end, beyond the bench's tolerance: 1 % of the smaller body's bounding diagonal or
-//! Rapier's allowed linear error, whichever is larger.
+//! code) at the end, between every two bodies and between each body and the ground, beyond the
+//! bench's tolerance: 1 % of the smaller body's bounding diagonal or Rapier's allowed linear error,
+//! whichever is larger; and the end is at rest: no point of a body moves faster than 5 cm/s.
 
 mod common;
 
@@ -26,6 +27,10 @@ use rtcd_scenes::{
 
 /// Ticks simulated: 4 s at 60 Hz.
 const TICKS: usize = 240;
+/// At rest: no point of a dynamic body faster than this at the end (m/s).
+const AT_REST: f32 = 0.05;
+/// The ground cuboid's half extents (its top face at y = 0).
+const GROUND: Vec3 = Vec3::new(10.0, 0.5, 10.0);
 
 fn mesh(name: &str, (v, i): shapes::MeshData) -> Arc<RtcdMesh> {
     Arc::new(RtcdMesh::new(name, &v, &i).unwrap())
@@ -110,6 +115,8 @@ struct End {
     /// Edge contacts the narrow phase made over the run.
     edge_contacts: u64,
     backend: String,
+    /// The fastest dynamic body at the end (m/s; a point of it, with its spin).
+    speed: f32,
 }
 
 fn run(parts: &[Part], gpu: bool, edge_rays: bool) -> End {
@@ -117,7 +124,7 @@ fn run(parts: &[Part], gpu: bool, edge_rays: bool) -> End {
     let params = RtcdParams { edge_rays, ..RtcdParams::from_meshes(&refs) };
     let driver = common::driver(params, gpu);
     let mut w = World::ours(driver);
-    w.add_ground(Vector::new(10.0, 0.5, 10.0), 0.0);
+    w.add_ground(GROUND, 0.0);
     let handles: Vec<RigidBodyHandle> = parts
         .iter()
         .map(|p| {
@@ -142,7 +149,17 @@ fn run(parts: &[Part], gpu: bool, edge_rays: bool) -> End {
         end = crossings(parts, &handles, &w, allowed);
         most_crossing = most_crossing.max(end.crossing);
     }
-    End { most_crossing, edge_contacts, backend, ..end }
+    // The fastest point of a dynamic body: its centre's speed plus its spin times its reach.
+    let speed = parts
+        .iter()
+        .zip(&handles)
+        .filter(|(p, _)| !p.fixed)
+        .map(|(p, h)| {
+            let b = &w.bodies[*h];
+            b.linvel().length() + b.angvel().length() * p.mesh.max_radius()
+        })
+        .fold(0.0f32, f32::max);
+    End { most_crossing, edge_contacts, backend, speed, ..end }
 }
 
 /// The crossing edges of every pair of bodies at the world's current poses.
@@ -162,7 +179,24 @@ fn crossings(parts: &[Part], handles: &[RigidBodyHandle], w: &World, allowed: f6
         deepest: 0.0,
         edge_contacts: 0,
         backend: String::new(),
+        speed: 0.0,
     };
+    // Each body against the ground cuboid too (its top face at y = 0).
+    let ground = PlacedMesh::cuboid(GROUND, rtcd::Pose::from_translation(Vec3::new(0.0, -GROUND.y, 0.0)));
+    for (i, body) in placed.iter().enumerate() {
+        let tol = (0.01 * body.diagonal().min(ground.diagonal())).max(allowed);
+        let m = measure_pair(body, &ground, tol);
+        end.deepest = end.deepest.max(m.deepest_edge());
+        if m.crossing_edges() > 0 {
+            end.crossing += m.crossing_edges();
+            end.pairs.push(format!(
+                "{} #{i} / ground: {} edges, {:.4} m deep",
+                parts[i].mesh.name(),
+                m.crossing_edges(),
+                m.deepest_edge()
+            ));
+        }
+    }
     for i in 0..placed.len() {
         for j in i + 1..placed.len() {
             let tol = (0.01 * placed[i].diagonal().min(placed[j].diagonal())).max(allowed);
@@ -200,13 +234,19 @@ fn check(name: &str, parts: Vec<Part>, crossed: bool) {
         let end = run(&parts, gpu, true);
         println!(
             "{name} ({}): {} crossing edges at rest (at most {} during the run), deepest crossing {:.4} m, \
-             {} edge contacts over the run",
-            end.backend, end.crossing, end.most_crossing, end.deepest, end.edge_contacts
+             {} edge contacts over the run, fastest point at the end {:.4} m/s",
+            end.backend, end.crossing, end.most_crossing, end.deepest, end.edge_contacts, end.speed
         );
         if gpu {
             assert!(end.backend.starts_with("gpu"), "{name}: ran on {}", end.backend);
         }
         assert_eq!(end.crossing, 0, "{name} ({}): {:?}", end.backend, end.pairs);
+        assert!(
+            end.speed < AT_REST,
+            "{name} ({}): not at rest, a point moving at {} m/s",
+            end.backend,
+            end.speed
+        );
         if crossed {
             assert!(end.edge_contacts > 0, "{name} ({}): no edge contact", end.backend);
         }
