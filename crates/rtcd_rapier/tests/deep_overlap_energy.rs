@@ -612,22 +612,29 @@ fn deep_overlaps_separate_without_launching() {
 /// The same merging on the GPU backend (on lavapipe in CI), for the pairs of two meshes: the
 /// blobs and the interlocked tori separate, no faster than the bias at the corrective depth, and
 /// with no more peak kinetic energy than Rapier's trimesh contacts give where those free the pair,
-/// or than the lightest body at `max_corrective_velocity` where they do not.
+/// or than the lightest body at `max_corrective_velocity` where they do not. The cases against the
+/// cuboid ground are held to what the CPU test holds them to: they separate, no faster than that
+/// bias, their energy against Rapier's printed.
 #[test]
 fn deep_overlaps_separate_without_launching_on_the_gpu() {
     let params = IntegrationParameters { contact_recycling: true, ..Default::default() };
     let substep = params.dt / params.num_solver_iterations as f32;
     let push = corrective_depth(&params) * params.static_contact_softness.erp_inv_dt(substep);
     let mut failures = Vec::new();
-    for (name, cases) in families().into_iter().filter(|(_, cases)| cases.iter().all(|c| !c.ground)) {
+    for (name, cases) in families() {
         for (k, case) in cases.iter().enumerate() {
             let gpu = simulate(case, Run::RtcdGpu);
             let rapier = simulate(case, Run::RapierTrimesh);
-            let limit = if rapier.separated_at.is_some() { rapier.peak_ke } else { rapier.corrective_ke };
+            let limit = match (case.ground, rapier.separated_at) {
+                // Printed, not asserted, as on the CPU.
+                (true, Some(_)) => f32::INFINITY,
+                (false, Some(_)) => rapier.peak_ke,
+                (_, None) => rapier.corrective_ke,
+            };
             println!(
-                "{name} #{k}: GPU peak kinetic energy {:.2e} J (at most {limit:.2e} J), peak speed {:.3} m/s, \
-                 separated at tick {:?}",
-                gpu.peak_ke, gpu.peak_speed, gpu.separated_at
+                "{name} #{k}: GPU peak kinetic energy {:.2e} J (at most {limit:.2e} J; Rapier's trimesh {:.2e} J), \
+                 peak speed {:.3} m/s, separated at tick {:?}",
+                gpu.peak_ke, rapier.peak_ke, gpu.peak_speed, gpu.separated_at
             );
             if gpu.separated_at.is_none() {
                 failures
