@@ -394,10 +394,15 @@ fn check(name: &str, mesh: &RtcdMesh, paper_mesh: bool) {
                     // case without the deepest vertex in contact must be that one, measured from the
                     // posed vertex alone; every other case is exact.
                     let cases = &run.with_cases;
-                    let unexplained: Vec<&Case> = cases
-                        .iter()
-                        .filter(|c| !c.deepest_in_contact && !thick_part_limit(mesh, c))
-                        .collect();
+                    // The limit excuses the deepest vertex alone: the case still has contacts, none
+                    // deeper than the true depth.
+                    let excused = |c: &Case| {
+                        thick_part_limit(mesh, c)
+                            && c.contacts > 0
+                            && c.reported <= c.depth * (1.0 + CUBOID_DEPTH_TOLERANCE as f32)
+                    };
+                    let unexplained: Vec<&Case> =
+                        cases.iter().filter(|c| !c.deepest_in_contact && !excused(c)).collect();
                     let limited = cases.iter().filter(|c| !c.deepest_in_contact).count() - unexplained.len();
                     let worst = cases
                         .iter()

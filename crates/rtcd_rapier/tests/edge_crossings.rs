@@ -115,7 +115,7 @@ struct End {
     /// Edge contacts the narrow phase made over the run.
     edge_contacts: u64,
     backend: String,
-    /// The fastest dynamic body at the end (m/s; a point of it, with its spin).
+    /// The fastest vertex of a dynamic body at the end (m/s).
     speed: f32,
 }
 
@@ -149,14 +149,15 @@ fn run(parts: &[Part], gpu: bool, edge_rays: bool) -> End {
         end = crossings(parts, &handles, &w, allowed);
         most_crossing = most_crossing.max(end.crossing);
     }
-    // The fastest point of a dynamic body: its centre's speed plus its spin times its reach.
+    // The fastest vertex of a dynamic body.
     let speed = parts
         .iter()
         .zip(&handles)
         .filter(|(p, _)| !p.fixed)
-        .map(|(p, h)| {
+        .flat_map(|(p, h)| {
             let b = &w.bodies[*h];
-            b.linvel().length() + b.angvel().length() * p.mesh.max_radius()
+            let pose = *b.position();
+            p.mesh.positions().iter().map(move |v| b.velocity_at_point(pose * *v).length())
         })
         .fold(0.0f32, f32::max);
     End { most_crossing, edge_contacts, backend, speed, ..end }

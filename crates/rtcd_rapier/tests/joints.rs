@@ -87,11 +87,15 @@ fn joined_bodies_with_contacts_disabled_are_not_traced() {
         let (pairs_none, poses_none) = run(w, bodies, false, steps);
         assert!(pairs_none.iter().all(|&n| n == 1), "{link:?}: without the joint rules: {pairs_none:?}");
         assert_eq!(poses, poses_none, "{link:?}: the joint rules changed Rapier's step");
-        // The bodies passed into each other: nothing held them apart.
-        let moved = poses[1].translation.x - poses[0].translation.x;
-        let (w, bodies) = joined_blobs(link);
-        let start = w.pose(bodies[1]).translation.x - w.pose(bodies[0]).translation.x;
-        assert!(moved < start - 0.2, "{link:?}: the bodies were held apart ({start} -> {moved})");
+        // The bodies passed into each other: nothing held them apart. (A multibody link is placed
+        // and moved by its joint's coordinates, not by the velocity set here: checked for the
+        // impulse joint only.)
+        if let Link::Impulse { .. } = link {
+            let moved = poses[1].translation.x - poses[0].translation.x;
+            let (w, bodies) = joined_blobs(link);
+            let start = w.pose(bodies[1]).translation.x - w.pose(bodies[0]).translation.x;
+            assert!(moved < start - 0.2, "{link:?}: the bodies were held apart ({start} -> {moved})");
+        }
     }
 }
 

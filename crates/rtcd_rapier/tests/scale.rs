@@ -94,12 +94,17 @@ fn drop_side_by_side(
     }
     let mut rest: Vec<Rest> =
         sizes.iter().map(|&size| Rest { size, pen: 0.0, speed: 0.0, sleeping: false }).collect();
+    let mut traced = 0;
     for tick in 0..ticks {
         w.step();
         if let Some(d) = &w.driver {
+            // Each tick on the backend named; on the GPU, every contact from its batch (no pair
+            // computed on the spot by the dispatcher, on the CPU).
             let m = d.metrics();
             let expected = if gpu { "gpu" } else { "cpu" };
             assert!(!m.fell_back && m.backend.starts_with(expected), "tick {tick}: {}", m.backend);
+            assert!(!gpu || m.cache.misses == 0, "tick {tick}: pairs computed outside the GPU batch");
+            traced += m.narrow_phase.pairs;
         }
         for ((mesh, &h), r) in meshes.iter().zip(&handles).zip(&mut rest) {
             let pen = (-lowest_vertex(mesh, &w.pose(h))).max(0.0) / r.size;
@@ -110,6 +115,7 @@ fn drop_side_by_side(
             }
         }
     }
+    assert!(w.driver.is_none() || traced > 0, "the backend traced no pair");
     for (&h, r) in handles.iter().zip(&mut rest) {
         r.sleeping = w.bodies[h].is_sleeping();
     }

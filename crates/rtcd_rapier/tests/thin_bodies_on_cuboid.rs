@@ -62,16 +62,20 @@ fn drop_on_cuboid_with(
     let (body, _) = w.add_body(shape, Pose::from_parts(Vector::new(0.0, lift, 0.0), rotation));
     w.bodies[body].set_linvel(Vector::new(0.0, -speed, 0.0), true);
     let size = size(mesh);
-    let (mut max_pen, mut rest_pen) = (0.0f32, 0.0f32);
+    let (mut max_pen, mut rest_pen, mut traced) = (0.0f32, 0.0f32, 0);
     for tick in 0..TICKS {
         w.step();
         if let Some(d) = &w.driver {
+            // Each tick on the backend named, and every contact from its batch (no pair computed on
+            // the spot by the dispatcher).
             let m = d.metrics();
             assert!(
                 !m.fell_back && m.backend.starts_with(if gpu { "gpu" } else { "cpu" }),
                 "tick {tick}: {}",
                 m.backend
             );
+            assert_eq!(m.cache.misses, 0, "tick {tick}: pairs computed outside the batch");
+            traced += m.narrow_phase.pairs;
         }
         let pen = (-lowest_vertex(mesh, &w.pose(body))).max(0.0);
         max_pen = max_pen.max(pen);
@@ -84,6 +88,7 @@ fn drop_on_cuboid_with(
             mesh.name()
         );
     }
+    assert!(w.driver.is_none() || traced > 0, "{}: the backend traced no pair", mesh.name());
     let d = Drop { rest_pen, max_pen, speed: w.bodies[body].linvel().length(), size };
     println!(
         "{}{} tilted {tilt}° at {speed} m/s: size {size:.4} m, penetration at rest {:.4} % of size, \

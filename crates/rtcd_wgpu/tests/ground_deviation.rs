@@ -12,8 +12,8 @@
 //! - no contact pushes the mesh further in (each contact's separating direction points up);
 //! - the deepest reported depth is the CPU backend's on the same case within 1e-4 relative.
 //!
-//! The meshes: an icosphere (the paper's sphere), an irregular blob, a torus, a 1 cm plate, and a
-//! knot of tubes. The GPU ran the step: its counters came
+//! The meshes: an icosphere (the paper's sphere), a 1 cm plate and every mesh of the project's
+//! assets (blobs, a torus, a bent tube, a knot and a coil of tubes, a low-poly bracket). The GPU ran the step: its counters came
 //! back from the device.
 
 mod common;
@@ -95,7 +95,13 @@ fn check(
         let in_contact = pen.iter().any(|c| c.fid1 == FeatureId::Vertex(case.deepest));
         let wrong_way = pen.iter().filter(|c| case.pose.transform_vector(-c.n1).y < 0.0).count();
         let error = (reported - case.depth) / case.depth;
-        if !in_contact && limit.is_some_and(|(mesh, culling)| thick_part_limit(mesh, case, culling)) {
+        // The limit excuses the deepest vertex alone: the case still has contacts, none the wrong
+        // way, none deeper than the true depth.
+        if !in_contact
+            && !pen.is_empty()
+            && reported <= case.depth * (1.0 + DEPTH_TOLERANCE)
+            && limit.is_some_and(|(mesh, culling)| thick_part_limit(mesh, case, culling))
+        {
             limited += 1;
             if wrong_way > 0 {
                 wrong += 1;
@@ -196,10 +202,14 @@ fn ground_deviation_on_the_gpu() {
     let (pv, pi) = shapes::cuboid(Vec3::new(0.5, 0.005, 0.5));
     let meshes = [
         ("icosphere", RtcdMesh::new("icosphere", &v, &i).unwrap()),
-        ("blob_900", common::asset("blob_900")),
-        ("torus_900", common::asset("torus_900")),
         ("plate 1 x 0.01 x 1", RtcdMesh::new("plate", &pv, &pi).unwrap()),
+        ("blob_900", common::asset("blob_900")),
+        ("blob_2130", common::asset("blob_2130")),
+        ("torus_900", common::asset("torus_900")),
+        ("bent_tube_896", common::asset("bent_tube_896")),
         ("knot_3456", common::asset("knot_3456")),
+        ("coil_3458", common::asset("coil_3458")),
+        ("u_bracket", common::asset("u_bracket")),
     ];
     let mut errors = Vec::new();
     for (name, mesh) in &meshes {
