@@ -1359,9 +1359,13 @@ pub struct Joints<'a> {
 }
 
 impl<'a> Joints<'a> {
-    /// The world's impulse and multibody joint sets.
+    /// The world's impulse and multibody joint sets. An empty set is not looked into: a world
+    /// without joints costs the batch nothing per pair.
     pub fn new(impulse: &'a ImpulseJointSet, multibody: &'a MultibodyJointSet) -> Self {
-        Self { impulse: Some(impulse), multibody: Some(multibody) }
+        Self {
+            impulse: (!impulse.is_empty()).then_some(impulse),
+            multibody: multibody.multibodies().next().is_some().then_some(multibody),
+        }
     }
 
     /// No joint rules: for a world without joints. With joints, their pairs with contacts disabled
