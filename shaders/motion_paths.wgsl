@@ -2,7 +2,8 @@
 // slots lays them out; launched indirectly, motion_args.wgsl): the motion rays of
 // rtcd::detect::pair_motion_contacts (Mochi 2024's rays along the motion, IRTCD 2013 Eq. 2's bound
 // choosing the pairs). A vertex of the casting mesh in its direction's region whose path since the
-// last step (where the pair's last pose put it, to where it is) is longer than its least motion is
+// last step (where the pair's last pose put it, to where it is) is longer than its least motion (a
+// rim vertex's is its rim motion, rtcd::RtcdMesh::rim_motions) is
 // traced along that path, from where it was, 3 times the path's length: the first face met, when
 // it is a front face behind the vertex or within the prediction distance ahead of it, is appended to
 // motion_hits for the host, which makes the contact
@@ -21,6 +22,9 @@
 @group(0) @binding(32) var<storage, read> motion_plans: array<MotionPlan>;
 @group(0) @binding(33) var<storage, read_write> motion_traced: array<atomic<u32>>;
 @group(0) @binding(35) var<storage, read_write> motion_hits: array<MotionHit>;
+// Each vertex's rim motion (rtcd::RtcdMesh::rim_motions), by vertex like the vertices; the largest
+// finite f32 for a vertex that is no rim vertex.
+@group(0) @binding(37) var<storage, read> rim_motions: array<f32>;
 
 // The slot whose paths hold path `j`: the last slot starting at or before it (a slot without paths
 // starts where the next one does).
@@ -79,6 +83,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         least = min(0.5 * vertex.p.w, other);
     }
     least = max(least, pair.statics.motion_floor);
+    // A rim vertex, whose rays run along its body, whenever it moves at all.
+    least = min(least, rim_motions[src.vertex_offset + v]);
     if (!(len > least)) {
         return;
     }

@@ -710,7 +710,7 @@ impl NarrowPhase {
             let p = &pairs[i as usize];
             let params = params.for_pair(p.mesh1, p.mesh2);
             let standard = takes_standard_step(p, &slot.state, &params, opts);
-            if is_quiet_step(&slot.state, standard, opts) {
+            if is_quiet_step(p, &params, &slot.state, standard, opts) {
                 slot.state.steps_since_standard = slot.state.steps_since_standard.saturating_add(1);
                 return None;
             }

@@ -124,6 +124,7 @@ fn bindings(kernel: Kernel) -> &'static [(u32, Access)] {
             (32, Read),
             (33, ReadWrite),
             (35, ReadWrite),
+            (37, Read),
         ],
     }
 }

@@ -33,6 +33,9 @@ pub(crate) struct MeshStore {
     pub vertex_edge_offsets: GrowBuffer<u32>,
     /// Each vertex's edges (its mesh's edge indices).
     pub vertex_edge_list: GrowBuffer<u32>,
+    /// Each vertex's rim motion ([`RtcdMesh::rim_motions`]; `f32::MAX` for none), by vertex like
+    /// `vertices`.
+    pub rim_motions: GrowBuffer<f32>,
     vertex_len: u64,
     triangle_len: u64,
     bvh_len: u64,
@@ -55,6 +58,7 @@ impl MeshStore {
             edges: GrowBuffer::new(device, "rtcd:buffer:edges", usage, 4096),
             vertex_edge_offsets: GrowBuffer::new(device, "rtcd:buffer:vertex_edge_offsets", usage, 4096),
             vertex_edge_list: GrowBuffer::new(device, "rtcd:buffer:vertex_edge_list", usage, 8192),
+            rim_motions: GrowBuffer::new(device, "rtcd:buffer:rim_motions", usage, 4096),
             vertex_len: 0,
             triangle_len: 0,
             bvh_len: 0,
@@ -106,6 +110,8 @@ impl MeshStore {
             .zip(mesh.exit_distances())
             .map(|((p, n), e)| GpuVertex { p: [p.x, p.y, p.z, *e], n: [n.x, n.y, n.z, size] })
             .collect();
+        // No infinity on the device: the largest finite value stands for none.
+        let rim_motions: Vec<f32> = mesh.rim_motions().iter().map(|r| r.min(f32::MAX)).collect();
         let triangles: Vec<GpuTriangle> = mesh
             .triangles()
             .iter()
@@ -140,6 +146,12 @@ impl MeshStore {
             vertex_edge_offset: self.vertex_edge_offset_len as u32,
         };
         self.vertices.reserve(device, encoder, self.vertex_len + vertices.len() as u64, self.vertex_len)?;
+        self.rim_motions.reserve(
+            device,
+            encoder,
+            self.vertex_len + vertices.len() as u64,
+            self.vertex_len,
+        )?;
         self.triangles.reserve(
             device,
             encoder,
@@ -161,6 +173,7 @@ impl MeshStore {
             self.vertex_edge_list_len,
         )?;
         self.uploaded += self.vertices.write(queue, self.vertex_len, &vertices)
+            + self.rim_motions.write(queue, self.vertex_len, &rim_motions)
             + self.triangles.write(queue, self.triangle_len, &triangles)
             + self.bvh.write(queue, self.bvh_len, mesh.bvh())
             + self.edges.write(queue, self.edge_len, mesh.edges())

@@ -50,7 +50,7 @@ use rtcd::{
     detect::{
         EdgeTest, MotionFrames, MotionHit, box_face_normal, closed_reach_into, edge_crossing,
         edge_crossing_contacts, is_quiet, merge_motion_contacts, motion_lengths, motion_path_contact,
-        motion_tunnel_contacts, needs_standard_trace, pair_motion_contacts, reach_box,
+        motion_tunnel_contacts, needs_standard_trace, pair_motion_contacts, reach_box, rim_paths_due,
         separation_before_trace, separation_for_reach_from, solid_behind_box, trace_motion_paths,
         vertex_clip_box,
     },
@@ -1326,6 +1326,7 @@ impl GpuNarrowPhase {
                     (32, b.motion_plans.bound()),
                     (33, b.motion_traced.bound()),
                     (35, b.motion_hits.bound()),
+                    (37, m.rim_motions.bound()),
                 ],
             );
             indirect.set(Some(&b.motion_args));
@@ -2106,7 +2107,7 @@ fn plan_pair(
     // As on the CPU: a pair without records whose meshes are out of the rays' reach gets a
     // standard step without rays (its records stay empty).
     let recordless = a.new || (mirror.rec_counts == [0, 0] && mirror.edge_counts == [0, 0]);
-    let quiet = is_quiet(standard, !recordless, opts);
+    let quiet = is_quiet(standard, !recordless, opts) && !rim_paths_due(p, &params);
     let mut witness = mirror.witness;
     let (bound, separated) = separation_before_trace(p, standard, recordless, &params, opts, &mut witness);
     let entries = if separated {

@@ -183,3 +183,126 @@ fn run(tracer: TracerKind, reprojection: bool) {
     assert!(contacts > 50, "the plates must tunnel: {contacts} motion contacts");
     assert!(compared > 100, "contacts found by both: {compared}");
 }
+
+/// A tetrahedron on an equilateral base of side 1 m whose fourth vertex is `height` above the base,
+/// over its centroid: its base corners are rim vertices (`RtcdMesh::rim_motions`).
+fn flat_tetrahedron(height: f32) -> RtcdMesh {
+    let r = 1.0 / 3f32.sqrt();
+    let base = |k: f32| {
+        let a = k * std::f32::consts::TAU / 3.0;
+        Vec3::new(r * a.cos(), 0.0, r * a.sin())
+    };
+    let v = vec![base(0.0), base(1.0), base(2.0), Vec3::new(0.0, height, 0.0)];
+    RtcdMesh::new("flat tetrahedron", &v, &[0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0]).unwrap()
+}
+
+/// Rim vertices (`RtcdMesh::rim_motions`) are traced along their paths whenever they move, far
+/// below the pairs' displacement threshold, on the device as on the CPU: flat tetrahedra 1 mm high
+/// sinking 0.5-2 mm a tick, tilted, onto and into a 12-triangle box floor and a 1 cm plate (both
+/// ordinary meshes), and the same far from them (quiet pairs). Each tick both backends trace the
+/// same paths and make the same motion contacts, the same contacts at the same depths within 1e-5 m;
+/// from the second tick the device traces them. Without the rim gate in `motion_paths.wgsl` the
+/// device traces none of these paths.
+#[test]
+fn rim_vertices_are_traced_on_both_backends() {
+    let d = common::device();
+    let mesh = |name: &str, (v, i): shapes::MeshData| RtcdMesh::new(name, &v, &i).unwrap();
+    let meshes = [
+        mesh("box floor", shapes::cuboid(Vec3::new(5.0, 0.5, 5.0))),
+        mesh("plate", shapes::cuboid(Vec3::new(0.75, 0.005, 0.75))),
+        flat_tetrahedron(0.001),
+    ];
+    assert_eq!(meshes[2].rim_motions().iter().filter(|m| m.is_finite()).count(), 3);
+    assert!(meshes[0].least_rim_motion().is_infinite() && meshes[1].least_rim_motion().is_infinite());
+    let mut r = common::rng(0x7269_6d73);
+    let mut paths = Vec::new();
+    for k in 0..24 {
+        let floor = k % 2 == 0;
+        let top = if floor { 0.5 } else { 0.005 };
+        let speed = r.random_range(0.0005..0.002);
+        let tilt = Quat::from_axis_angle(
+            Vec3::new(r.random_range(-1.0..1.0), 0.0, r.random_range(-1.0..1.0)).normalize_or(Vec3::X),
+            r.random_range(0.0..0.05),
+        );
+        let side = Vec3::new(r.random_range(-0.2..0.2), 0.0, r.random_range(-0.2..0.2));
+        let far = if k % 3 == 2 { Vec3::new(8.0, 0.0, 0.0) } else { Vec3::ZERO };
+        paths.push(Path {
+            mesh1: if floor { 0 } else { 1 },
+            mesh2: 2,
+            start: side + far + Vec3::Y * (top + r.random_range(0.002..0.02)),
+            velocity: Vec3::NEG_Y * speed,
+            rotation: tilt,
+            spin: Quat::from_rotation_y(r.random_range(-0.002..0.002)),
+        });
+    }
+    let refs: Vec<&RtcdMesh> = meshes.iter().collect();
+    for tracer in [TracerKind::Bvh, TracerKind::BruteForce] {
+        let params = RtcdParams { tracer, ..RtcdParams::from_meshes(&refs) };
+        // Every pair moves far less than its displacement threshold a tick: without rim vertices
+        // no path would be traced.
+        for p in &paths {
+            let threshold = params.for_pair(&meshes[p.mesh1], &meshes[2]).displacement_threshold;
+            assert!(p.velocity.length() < threshold, "{} against {threshold}", p.velocity.length());
+        }
+        let mut cpu = NarrowPhase::new(params).unwrap();
+        let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+        let opts = StepOptions {
+            prediction_distance: 0.02,
+            keep_contacts: true,
+            skip_manifolds: true,
+            ..Default::default()
+        };
+        let (mut rays, mut contacts, mut on_device, mut compared) = (0u64, 0u64, 0u64, 0usize);
+        for tick in 1..TICKS {
+            let pairs: Vec<PairInput> = paths
+                .iter()
+                .enumerate()
+                .map(|(k, p)| {
+                    PairInput::new(
+                        PairKey::new(2 * k as u64, 2 * k as u64 + 1),
+                        &meshes[p.mesh1],
+                        &meshes[p.mesh2],
+                        p.pose(tick),
+                    )
+                    .with_previous(Some(p.pose(tick - 1)))
+                })
+                .collect();
+            let c = cpu.step(&pairs, &opts);
+            let g = gpu.step(&pairs, &opts).unwrap();
+            let phases = gpu.last_host_phases();
+            if tick > 1 && !phases.motion_read_short {
+                assert_eq!(phases.motion_on_host, 0, "tick {tick}: pairs whose paths the host traced");
+            }
+            on_device += u64::from(phases.motion_on_device);
+            assert_eq!(
+                (c.metrics.motion_rays, c.metrics.motion_contacts),
+                (g.metrics.motion_rays, g.metrics.motion_contacts),
+                "tick {tick}: motion rays and contacts (CPU, GPU)"
+            );
+            rays += c.metrics.motion_rays;
+            contacts += c.metrics.motion_contacts;
+            for (k, (cp, gp)) in c.pairs.iter().zip(&g.pairs).enumerate() {
+                assert_eq!(cp.contacts.len(), gp.contacts.len(), "tick {tick}, pair {k}: contacts kept");
+                for x in &cp.contacts {
+                    let y = gp.contacts.iter().find(|y| features(y) == features(x)).unwrap_or_else(|| {
+                        panic!("tick {tick}, pair {k}: {:?} only on the CPU", features(x))
+                    });
+                    assert!(
+                        (x.dist - y.dist).abs() <= 1e-5,
+                        "tick {tick}, pair {k}: {:?} at {} (CPU) and {} (GPU)",
+                        features(x),
+                        x.dist,
+                        y.dist
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        println!(
+            "{tracer:?}: rim paths {rays}, motion contacts {contacts}, contacts compared {compared}, pair-ticks traced on the device {on_device}"
+        );
+        assert!(rays > 500, "rim vertices must be traced: {rays} paths");
+        assert!(contacts > 100, "the tetrahedra's corners must get contacts from their paths: {contacts}");
+        assert!(on_device > 200, "the device must trace the paths: {on_device} pair-ticks");
+    }
+}

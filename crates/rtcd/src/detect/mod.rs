@@ -18,10 +18,10 @@ pub use pair::{
     MotionFrames, MotionHit, MotionLengths, MotionStep, TraceReference, candidate_region, closed_reach_into,
     edge_crossing_contacts, is_quiet, max_displacement, merge_motion_contacts, motion_lengths,
     motion_path_contact, motion_tunnel_contacts, nearer_way_out, needs_standard_trace, pair_edge_contacts,
-    pair_motion_contacts, pair_solid_reach, ray_limit, ray_reach, reach_box, separation_before_trace,
-    separation_bound, separation_bound_beyond, separation_for_reach, separation_for_reach_from, solid_at,
-    solid_behind_box, solid_reach, trace_motion_paths, vertex_candidate_region, vertex_clip_box,
-    vertex_reach,
+    pair_motion_contacts, pair_solid_reach, ray_limit, ray_reach, reach_box, rim_paths_due,
+    separation_before_trace, separation_bound, separation_bound_beyond, separation_for_reach,
+    separation_for_reach_from, solid_at, solid_behind_box, solid_reach, trace_motion_paths,
+    vertex_candidate_region, vertex_clip_box, vertex_reach,
 };
 
 use crate::pose::Pose;

@@ -679,10 +679,30 @@ pub(crate) fn takes_standard_step(
 
 /// Whether an iterative step of the pair is sure to find nothing, so the caller can skip it: the
 /// pair kept no ray record (nothing to walk from) and takes no standard step (`standard`, from
-/// [`takes_standard_step`]). The state of such a step only counts it (`steps_since_standard`);
+/// [`takes_standard_step`]), and no rim vertex of it moved far enough for a path
+/// ([`rim_paths_due`]). The state of such a step only counts it (`steps_since_standard`);
 /// [`detect_pair`] would return no contact.
-pub(crate) fn is_quiet_step(state: &PairState, standard: bool, opts: &StepOptions) -> bool {
-    is_quiet(standard, state.has_records(), opts)
+pub(crate) fn is_quiet_step(
+    input: &PairInput,
+    params: &RtcdParams,
+    state: &PairState,
+    standard: bool,
+    opts: &StepOptions,
+) -> bool {
+    is_quiet(standard, state.has_records(), opts) && !rim_paths_due(input, params)
+}
+
+/// Whether a pair's motion rays have a rim vertex to trace this step ([`RtcdMesh::rim_motions`]):
+/// one of its meshes has rim vertices and the pair moved more than the least rim motion since
+/// [`PairInput::previous`]. Such a pair has work without records, so it is not quiet
+/// ([`is_quiet`]): a flat body falling onto another has no ray record before it lands.
+pub fn rim_paths_due(input: &PairInput, params: &RtcdParams) -> bool {
+    let least = input.mesh1.least_rim_motion().min(input.mesh2.least_rim_motion());
+    if !(least.is_finite() && params.motion_rays && params.prediction) {
+        return false;
+    }
+    let Some(previous) = input.previous.as_ref().filter(|p| p.is_valid()) else { return false };
+    !surely_within(previous, &input.pos12, input.mesh1.max_radius(), input.mesh2.max_radius(), least)
 }
 
 /// Whether an iterative step of a pair is sure to find nothing, so that a backend skips it whole,
@@ -1417,8 +1437,12 @@ pub fn edge_crossing_contacts(
 /// moves too little for a path, and its own rays, seeing it on the far side, would hold it there.
 ///
 /// A vertex moving less is left to its normal rays, whose exit distance sees it inside the other
-/// body (the finely tessellated, thick bodies of the papers' piles cast few paths). Nothing without
-/// `prediction` or [`PairInput::previous`].
+/// body (the finely tessellated, thick bodies of the papers' piles cast few paths). A rim vertex
+/// ([`RtcdMesh::rim_motions`]: its ray runs along its body, as at a flat body's rim) has rays that
+/// see nothing it moves onto or into, whatever the other body: it is traced whenever it moves more
+/// than its rim motion, below the displacement threshold too, and a pair with such a vertex moving
+/// that far is not quiet ([`rim_paths_due`]). Nothing without `prediction` or
+/// [`PairInput::previous`].
 pub fn pair_motion_contacts(
     input: &PairInput,
     params: &RtcdParams,
@@ -1541,9 +1565,10 @@ pub fn trace_motion_paths(
     let Some(previous) = input.previous.as_ref().filter(|p| p.is_valid()) else { return };
     let floor = params.displacement_threshold;
     let (radius1, radius2) = (input.mesh1.max_radius(), input.mesh2.max_radius());
-    // Every direction's least motion below is at least `floor`: a pair that surely moved less
-    // traces no path (the cheap test first; it decides as the bound would).
-    if surely_within(previous, &input.pos12, radius1, radius2, floor) {
+    // Every direction's least motion below is at least `floor`, or a rim vertex's: a pair that
+    // surely moved less traces no path (the cheap test first; it decides as the bound would).
+    let rims = input.mesh1.least_rim_motion().min(input.mesh2.least_rim_motion());
+    if surely_within(previous, &input.pos12, radius1, radius2, floor.min(rims)) {
         return;
     }
     let bound = max_displacement(previous, &input.pos12, radius1, radius2);
@@ -1560,13 +1585,13 @@ pub fn trace_motion_paths(
         if region.is_empty() {
             continue;
         }
-        let exits = dir.from.exit_distances();
+        let (exits, rims) = (dir.from.exit_distances(), dir.from.rim_motions());
         for (v, p) in dir.from.positions().iter().enumerate() {
             if !region.contains(*p) {
                 continue;
             }
             let (then, now, length) = frames.path(d, *p);
-            let least = if own { (0.5 * exits[v]).min(other) } else { other }.max(floor);
+            let least = if own { (0.5 * exits[v]).min(other) } else { other }.max(floor).min(rims[v]);
             if length.is_nan() || length <= least {
                 continue;
             }
@@ -1596,8 +1621,8 @@ pub struct MotionLengths {
     pub own: bool,
     /// `to`'s half thickness ([`RtcdMesh::half_thickness`]).
     pub other: f32,
-    /// The least motion of any of `from`'s vertices that needs a path: no direction whose
-    /// displacement bound is at most this traces one.
+    /// The least motion of any of `from`'s vertices that needs a path (a rim vertex's included):
+    /// no direction whose displacement bound is at most this traces one.
     pub least: f32,
 }
 
@@ -1605,8 +1630,9 @@ pub struct MotionLengths {
 pub fn motion_lengths(from: &RtcdMesh, to: &RtcdMesh, params: &RtcdParams) -> MotionLengths {
     let own = !(to.cuboid_half_extents().is_some() || to.solid_behind() || closed_reach_into(to, params));
     let other = to.half_thickness()[0];
-    let least =
-        if own { from.half_thickness()[1].min(other) } else { other }.max(params.displacement_threshold);
+    let least = if own { from.half_thickness()[1].min(other) } else { other }
+        .max(params.displacement_threshold)
+        .min(from.least_rim_motion());
     MotionLengths { own, other, least }
 }
 

@@ -27,6 +27,7 @@ use crate::{
     error::MeshError,
     params::TracerKind,
     ray::{PreparedTriangle, Ray},
+    trace::NO_SKIP,
 };
 
 /// Degenerate triangles (zero area, or a vertex repeated after welding) are dropped and counted in
@@ -106,6 +107,24 @@ impl MeshReport {
 /// How far in, as a share of the mesh's bounding diagonal, the inward ray of a vertex copy starts
 /// when its exit distance is measured ([`RtcdMesh::exit_distances`]).
 const COPY_RAY_START: f32 = 1e-5;
+
+/// A vertex may be a rim vertex ([`RtcdMesh::rim_motions`]) when the cosine between its normal and
+/// the normal of one of its triangles is under this (more than 70° apart): its ray runs nearly
+/// along that triangle. A box's corner (54.7°) is not one; a flat tetrahedron's base corner (about
+/// 90° from its base) and a knife edge sharper than 40° are.
+pub const RIM_COS: f32 = 0.34;
+
+/// A rim vertex's body is thinner along its triangle's inward normal than this share of its exit
+/// distance ([`RtcdMesh::rim_motions`]).
+pub const RIM_SHARE: f32 = 0.25;
+
+/// Where a rim vertex's thickness is measured on its triangle ([`RtcdMesh::rim_motions`]): this
+/// share of the way from the vertex to the triangle's centroid.
+pub const RIM_RAY_START: f32 = 1e-2;
+
+/// The motion in a step, as a share of the mesh's bounding diagonal, past which a rim vertex is
+/// traced along its path ([`RtcdMesh::rim_motions`]): any motion above rounding.
+pub const RIM_LEAST_MOTION: f32 = 1e-6;
 
 static NEXT_MESH_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -228,6 +247,11 @@ pub struct RtcdMesh {
     edge_order: Vec<u32>,
     bvh: Vec<BvhNode>,
     exit_distances: Vec<f32>,
+    /// Per vertex, the motion in a step past which a rim vertex is traced along its path
+    /// ([`RtcdMesh::rim_motions`]); infinite for the others.
+    rim_motions: Vec<f32>,
+    /// The least of `rim_motions`.
+    least_rim_motion: f32,
     aabb: Aabb,
     max_radius: f32,
     average_triangle_size: f32,
@@ -368,6 +392,8 @@ impl RtcdMesh {
             edge_order,
             bvh,
             exit_distances: Vec::new(),
+            rim_motions: Vec::new(),
+            least_rim_motion: f32::INFINITY,
             aabb,
             max_radius,
             average_triangle_size: edge_sum / edge_count.max(1) as f32,
@@ -384,6 +410,8 @@ impl RtcdMesh {
         mesh.component_vertices =
             (0..component.len() as u32).filter(|&v| component[v as usize] == v).collect();
         mesh.exit_distances = mesh.compute_exit_distances(&component);
+        mesh.rim_motions = mesh.compute_rim_motions();
+        mesh.least_rim_motion = mesh.rim_motions.iter().copied().fold(f32::INFINITY, f32::min);
         (mesh.length_scale, mesh.half_thickness) = mesh.compute_length_scale();
         mesh
     }
@@ -452,6 +480,42 @@ impl RtcdMesh {
                 .map_or(diag, |(h, skip)| (h.t + skip).min(diag))
             })
             .collect()
+    }
+
+    /// [`RtcdMesh::rim_motions`]: a rim vertex's normal is more than `acos(RIM_COS)` from the normal
+    /// of one of its triangles, and its body is thin there: a ray along that triangle's inward
+    /// normal, from a point of it next to the vertex ([`RIM_RAY_START`] of the way to its centroid,
+    /// off the edges the ray would otherwise run along), leaves the mesh within [`RIM_SHARE`] of
+    /// the vertex's exit distance, or starts outside it (the body ends at the vertex). A concave
+    /// corner (a table's leg under its top) has such a normal too, but the body is thick there.
+    fn compute_rim_motions(&self) -> Vec<f32> {
+        let diag = self.aabb.extents().length();
+        let least = RIM_LEAST_MOTION * diag;
+        let mut rim = vec![false; self.positions.len()];
+        for (tri, &n) in self.triangles.iter().zip(&self.triangle_normals) {
+            let corners = tri.map(|v| self.positions[v as usize]);
+            let centroid = (corners[0] + corners[1] + corners[2]) / 3.0;
+            for (&v, &p) in tri.iter().zip(&corners) {
+                let v = v as usize;
+                if rim[v] || self.normals[v].dot(n) >= RIM_COS {
+                    continue;
+                }
+                // From a hair past the triangle's plane.
+                let skip = COPY_RAY_START * diag;
+                let ray = Ray::new(p + RIM_RAY_START * (centroid - p) - skip * n, -n);
+                let thickness =
+                    match TracerKind::Bvh.trace_line(self, &ray, 0.0, f32::INFINITY, NO_SKIP).forward {
+                        // Leaves the body through another face: that far.
+                        Some(h) if h.from_inside => h.t + skip,
+                        // Enters the body, or meets nothing of a closed one: it started outside.
+                        Some(_) => 0.0,
+                        None if self.report.closed => 0.0,
+                        None => diag,
+                    };
+                rim[v] = thickness < RIM_SHARE * self.exit_distances[v];
+            }
+        }
+        rim.iter().map(|&r| if r { least } else { f32::INFINITY }).collect()
     }
 
     /// A process-unique id, new for every mesh built (clones share it). The narrow phase uses it to
@@ -551,6 +615,20 @@ impl RtcdMesh {
     /// Per-vertex distance along the inward ray to where it leaves the mesh.
     pub fn exit_distances(&self) -> &[f32] {
         &self.exit_distances
+    }
+    /// Per vertex, for a **rim vertex**, the motion in a step past which its path is traced
+    /// ([`crate::detect::pair_motion_contacts`]); infinite for the others. A rim vertex's normal
+    /// lies nearly along one of its triangles ([`RIM_COS`]), as at the rim of a flat body (a flat
+    /// tetrahedron's base corners, whose normals lie along the base) or a sharp knife edge: its
+    /// vertex ray and its predictive ray run along its body and see nothing it moves onto or into,
+    /// so it is traced along its path whenever it moves at all ([`RIM_LEAST_MOTION`] of the mesh's
+    /// bounding diagonal), whatever the other body and the pair's displacement threshold.
+    pub fn rim_motions(&self) -> &[f32] {
+        &self.rim_motions
+    }
+    /// The least of [`RtcdMesh::rim_motions`]; infinite for a mesh without rim vertices.
+    pub fn least_rim_motion(&self) -> f32 {
+        self.least_rim_motion
     }
     /// Bounding box in the mesh's frame.
     pub fn aabb(&self) -> Aabb {
@@ -726,6 +804,52 @@ mod tests {
 
     use super::*;
     use crate::shapes;
+
+    /// Rim vertices ([`RtcdMesh::rim_motions`]) are the vertices whose normals run along a thin
+    /// body: a flat tetrahedron's base corners (not its apex), the sharp edge of a 20° wedge; not a
+    /// box's corners, however thin the box, nor a 60° wedge's, nor the concave corners of an L or a
+    /// U bracket, whose bodies are thick along their faces' normals.
+    #[test]
+    fn rim_vertices_are_those_whose_rays_run_along_a_thin_body() {
+        let rims = |m: &RtcdMesh| -> Vec<u32> {
+            m.rim_motions().iter().enumerate().filter(|(_, r)| r.is_finite()).map(|(v, _)| v as u32).collect()
+        };
+        for height in [1e-3, 1e-6] {
+            let r = 1.0 / 3f32.sqrt();
+            let base = |k: f32| {
+                let a = k * std::f32::consts::TAU / 3.0;
+                Vec3::new(r * a.cos(), 0.0, r * a.sin())
+            };
+            let v = [base(0.0), base(1.0), base(2.0), Vec3::new(0.0, height, 0.0)];
+            let m = RtcdMesh::new("tetrahedron", &v, &[0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0]).unwrap();
+            let corners: Vec<u32> = (0..4).filter(|&k| m.positions()[k as usize].y < 0.5 * height).collect();
+            assert_eq!(rims(&m), corners, "{height} m high");
+            let diag = m.aabb().extents().length();
+            assert_eq!(m.least_rim_motion(), RIM_LEAST_MOTION * diag);
+        }
+        let new = |name: &str, (v, i): shapes::MeshData| RtcdMesh::new(name, &v, &i).unwrap();
+        for half in [Vec3::splat(0.5), Vec3::new(0.5, 0.0005, 0.5)] {
+            let m = new("box", shapes::cuboid(half));
+            assert!(rims(&m).is_empty() && m.least_rim_motion().is_infinite(), "box {half}");
+        }
+        // Wedges 1 m long with an apex of `angle` degrees at x = 1.
+        let wedge = |angle: f32| {
+            let h = (0.5 * angle).to_radians().tan();
+            new("wedge", shapes::extrude(&[(0.0, -h), (1.0, 0.0), (0.0, h)], 0.5))
+        };
+        let sharp = wedge(20.0);
+        let apex: Vec<u32> =
+            (0..sharp.positions().len() as u32).filter(|&v| sharp.positions()[v as usize].x > 0.99).collect();
+        assert_eq!(apex.len(), 2);
+        assert_eq!(rims(&sharp), apex);
+        assert!(rims(&wedge(60.0)).is_empty());
+        let l = new(
+            "L",
+            shapes::extrude(&[(0.0, 0.0), (1.0, 0.0), (1.0, 0.1), (0.1, 0.1), (0.1, 1.0), (0.0, 1.0)], 0.3),
+        );
+        assert!(rims(&l).is_empty());
+        assert!(rims(&new("U bracket", shapes::u_bracket(1.0, 0.8, 0.1, 0.4))).is_empty());
+    }
 
     /// The edges the hierarchy finds in a region are those a test of every edge finds, in the same
     /// order: on random regions (small, large, holding the whole mesh, beside it, empty) over a
