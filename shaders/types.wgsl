@@ -215,12 +215,14 @@ struct PairStatic {
     max_it: u32,
     // The pair's candidate extension (rtcd::RtcdParams::candidate_extension).
     candidate_extension: f32,
-    pad_b: u32,
-    // The motion rays (rtcd::detect::pair_motion_contacts, motion_paths.wgsl): each mesh's
-    // rtcd::RtcdMesh::max_radius (IRTCD 2013 Eq. 2's radii), the pair's displacement threshold (no
-    // shorter path is traced), whether each direction's vertices count their own body's thickness
-    // (bit 0: shape 1's vertices, bit 1: shape 2's; rtcd::detect::motion_lengths), the least motion
-    // of each direction's vertices that needs a path, and the other body's half thickness.
+    // The motion rays (rtcd::detect::pair_motion_contacts, motion_paths.wgsl): each direction's
+    // floor (rtcd::detect::MotionLengths::floor: no shorter path is traced, a rim vertex's aside;
+    // motion_floor_b for direction 1, motion_floor for direction 0), each mesh's
+    // rtcd::RtcdMesh::max_radius (IRTCD 2013 Eq. 2's radii), whether each direction's vertices count
+    // their own body's thickness (bit 0: shape 1's vertices, bit 1: shape 2's;
+    // rtcd::detect::motion_lengths), the least motion of each direction's vertices that needs a
+    // path, and the other body's half thickness.
+    motion_floor_b: f32,
     radius_a: f32,
     radius_b: f32,
     motion_floor: f32,

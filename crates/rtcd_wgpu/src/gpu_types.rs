@@ -200,13 +200,14 @@ pub struct GpuPairStatic {
     pub max_it: u32,
     /// The pair's candidate extension (`rtcd::RtcdParams::candidate_extension`).
     pub candidate_extension: f32,
-    /// Padding.
-    pub _pad_b: u32,
+    /// Shape 2's vertices' floor (`rtcd::detect::MotionLengths::floor`): no shorter motion path is
+    /// traced, a rim vertex's aside.
+    pub motion_floor_b: f32,
     /// Shape 1's mesh's `rtcd::RtcdMesh::max_radius` (the motion rays' displacement bound).
     pub radius_a: f32,
     /// Shape 2's mesh's `rtcd::RtcdMesh::max_radius`.
     pub radius_b: f32,
-    /// The pair's displacement threshold: no shorter motion path is traced.
+    /// Shape 1's vertices' floor (`rtcd::detect::MotionLengths::floor`).
     pub motion_floor: f32,
     /// Bit 0: shape 1's vertices' paths count their own body's thickness; bit 1: shape 2's
     /// (`rtcd::detect::MotionLengths`).

@@ -2184,13 +2184,13 @@ fn pair_statics(p: &PairInput, meshes: [GpuMeshRef; 2], base: &RtcdParams) -> Gp
         candidate_extension: params.candidate_extension(),
         radius_a: p.mesh1.max_radius(),
         radius_b: p.mesh2.max_radius(),
-        motion_floor: params.displacement_threshold,
+        motion_floor: a.floor,
+        motion_floor_b: b.floor,
         motion_own: u32::from(a.own) | u32::from(b.own) << 1,
         least_a: a.least,
         least_b: b.least,
         other_a: a.other,
         other_b: b.other,
-        ..Default::default()
     }
 }
 

@@ -199,7 +199,10 @@ fn flat_tetrahedron(height: f32) -> RtcdMesh {
 /// Rim vertices (`RtcdMesh::rim_motions`) are traced along their paths whenever they move, far
 /// below the pairs' displacement threshold, on the device as on the CPU: flat tetrahedra 1 mm high
 /// sinking 0.5-2 mm a tick, tilted, onto and into a 12-triangle box floor and a 1 cm plate (both
-/// ordinary meshes), and the same far from them (quiet pairs). Each tick both backends trace the
+/// ordinary meshes) or rising as fast into a ball above them, some with the tetrahedron as shape 1,
+/// and the same far from them (quiet pairs). The ball's vertices moving into the tetrahedron are
+/// traced once they move more than half its thinnest extent, below the pair's displacement
+/// threshold too (`rtcd::detect::MotionLengths`). Each tick both backends trace the
 /// same paths and make the same motion contacts, the same contacts at the same depths within 1e-5 m;
 /// from the second tick the device traces them. Without the rim gate in `motion_paths.wgsl` the
 /// device traces none of these paths.
@@ -211,26 +214,34 @@ fn rim_vertices_are_traced_on_both_backends() {
         mesh("box floor", shapes::cuboid(Vec3::new(5.0, 0.5, 5.0))),
         mesh("plate", shapes::cuboid(Vec3::new(0.75, 0.005, 0.75))),
         flat_tetrahedron(0.001),
+        mesh("ball", shapes::icosphere(0.1, 2)),
     ];
     assert_eq!(meshes[2].rim_motions().iter().filter(|m| m.is_finite()).count(), 3);
-    assert!(meshes[0].least_rim_motion().is_infinite() && meshes[1].least_rim_motion().is_infinite());
+    assert!([0, 1, 3].iter().all(|&m| meshes[m].least_rim_motion().is_infinite()));
     let mut r = common::rng(0x7269_6d73);
     let mut paths = Vec::new();
-    for k in 0..24 {
-        let floor = k % 2 == 0;
-        let top = if floor { 0.5 } else { 0.005 };
+    for k in 0..36 {
+        // The tetrahedron onto the floor or the plate, or rising against a ball above it (the
+        // ball's vertices moving into the tetrahedron).
+        let (other, top) = [(0, 0.5), (1, 0.005), (3, -0.1)][k % 3];
         let speed = r.random_range(0.0005..0.002);
         let tilt = Quat::from_axis_angle(
             Vec3::new(r.random_range(-1.0..1.0), 0.0, r.random_range(-1.0..1.0)).normalize_or(Vec3::X),
             r.random_range(0.0..0.05),
         );
         let side = Vec3::new(r.random_range(-0.2..0.2), 0.0, r.random_range(-0.2..0.2));
-        let far = if k % 3 == 2 { Vec3::new(8.0, 0.0, 0.0) } else { Vec3::ZERO };
+        let far = if k % 5 == 4 { Vec3::new(8.0, 0.0, 0.0) } else { Vec3::ZERO };
+        let (gap, velocity) = if other == 3 {
+            // Below the ball, its top rising.
+            (-r.random_range(0.002..0.02) - 0.001, Vec3::Y * speed)
+        } else {
+            (r.random_range(0.002..0.02), Vec3::NEG_Y * speed)
+        };
         paths.push(Path {
-            mesh1: if floor { 0 } else { 1 },
+            mesh1: other,
             mesh2: 2,
-            start: side + far + Vec3::Y * (top + r.random_range(0.002..0.02)),
-            velocity: Vec3::NEG_Y * speed,
+            start: side + far + Vec3::Y * (top + gap),
+            velocity,
             rotation: tilt,
             spin: Quat::from_rotation_y(r.random_range(-0.002..0.002)),
         });
@@ -253,18 +264,24 @@ fn rim_vertices_are_traced_on_both_backends() {
             ..Default::default()
         };
         let (mut rays, mut contacts, mut on_device, mut compared) = (0u64, 0u64, 0u64, 0usize);
+        // Pair-ticks of the ball that traced paths: the ball's vertices (the tetrahedron's rim
+        // corners stay out of the ball's reach).
+        let mut ball_moving = 0usize;
         for tick in 1..TICKS {
+            // Every fourth pair the other way round: the tetrahedron is shape 1, and the paths
+            // into it are direction 1's.
             let pairs: Vec<PairInput> = paths
                 .iter()
                 .enumerate()
                 .map(|(k, p)| {
-                    PairInput::new(
-                        PairKey::new(2 * k as u64, 2 * k as u64 + 1),
-                        &meshes[p.mesh1],
-                        &meshes[p.mesh2],
-                        p.pose(tick),
-                    )
-                    .with_previous(Some(p.pose(tick - 1)))
+                    let key = PairKey::new(2 * k as u64, 2 * k as u64 + 1);
+                    let (now, then) = (p.pose(tick), p.pose(tick - 1));
+                    if k % 4 == 3 {
+                        PairInput::new(key, &meshes[p.mesh2], &meshes[p.mesh1], now.inverse())
+                            .with_previous(Some(then.inverse()))
+                    } else {
+                        PairInput::new(key, &meshes[p.mesh1], &meshes[p.mesh2], now).with_previous(Some(then))
+                    }
                 })
                 .collect();
             let c = cpu.step(&pairs, &opts);
@@ -282,6 +299,8 @@ fn rim_vertices_are_traced_on_both_backends() {
             rays += c.metrics.motion_rays;
             contacts += c.metrics.motion_contacts;
             for (k, (cp, gp)) in c.pairs.iter().zip(&g.pairs).enumerate() {
+                assert_eq!(cp.moving, gp.moving, "tick {tick}, pair {k}: moving");
+                ball_moving += usize::from(cp.moving && paths[k].mesh1 == 3);
                 assert_eq!(cp.contacts.len(), gp.contacts.len(), "tick {tick}, pair {k}: contacts kept");
                 for x in &cp.contacts {
                     let y = gp.contacts.iter().find(|y| features(y) == features(x)).unwrap_or_else(|| {
@@ -299,7 +318,11 @@ fn rim_vertices_are_traced_on_both_backends() {
             }
         }
         println!(
-            "{tracer:?}: rim paths {rays}, motion contacts {contacts}, contacts compared {compared}, pair-ticks traced on the device {on_device}"
+            "{tracer:?}: paths {rays}, motion contacts {contacts}, contacts compared {compared}, pair-ticks traced on the device {on_device}, ball pair-ticks with paths {ball_moving}"
+        );
+        assert!(
+            ball_moving > 50,
+            "the ball's vertices must be traced into the tetrahedron: {ball_moving} pair-ticks"
         );
         assert!(rays > 500, "rim vertices must be traced: {rays} paths");
         assert!(contacts > 100, "the tetrahedra's corners must get contacts from their paths: {contacts}");

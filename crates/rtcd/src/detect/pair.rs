@@ -1563,12 +1563,12 @@ pub fn trace_motion_paths(
     out: &mut Vec<ContactCandidate>,
 ) {
     let Some(previous) = input.previous.as_ref().filter(|p| p.is_valid()) else { return };
-    let floor = params.displacement_threshold;
     let (radius1, radius2) = (input.mesh1.max_radius(), input.mesh2.max_radius());
-    // Every direction's least motion below is at least `floor`, or a rim vertex's: a pair that
-    // surely moved less traces no path (the cheap test first; it decides as the bound would).
-    let rims = input.mesh1.least_rim_motion().min(input.mesh2.least_rim_motion());
-    if surely_within(previous, &input.pos12, radius1, radius2, floor.min(rims)) {
+    let dirs = Direction::both(input);
+    let lengths = dirs.each_ref().map(|dir| motion_lengths(dir.from, dir.to, params));
+    // A pair that surely moved less than both directions' least motion traces no path (the cheap
+    // test first; it decides as the bound would).
+    if surely_within(previous, &input.pos12, radius1, radius2, lengths[0].least.min(lengths[1].least)) {
         return;
     }
     let bound = max_displacement(previous, &input.pos12, radius1, radius2);
@@ -1576,8 +1576,8 @@ pub fn trace_motion_paths(
         return;
     }
     let frames = MotionFrames::new(input, previous);
-    for (d, dir) in Direction::both(input).iter().enumerate() {
-        let MotionLengths { own, other, least } = motion_lengths(dir.from, dir.to, params);
+    for (d, (dir, lengths)) in dirs.iter().zip(lengths).enumerate() {
+        let MotionLengths { own, other, floor, least } = lengths;
         if bound <= least {
             continue;
         }
@@ -1619,8 +1619,13 @@ pub struct MotionLengths {
     /// Whether the vertices' own body's thickness counts: not into a cuboid, a level chunk or (with
     /// the closed reach) a closed mesh, where a vertex inside is in contact however thin its body.
     pub own: bool,
-    /// `to`'s half thickness ([`RtcdMesh::half_thickness`]).
+    /// `to`'s half thickness ([`RtcdMesh::half_thickness`]): its typical one, or its thinnest
+    /// where it has rim vertices (a flat body, whose vertex rays along its flat extent report a
+    /// thickness it does not have).
     pub other: f32,
+    /// No shorter motion is traced, a rim vertex's aside: the pair's displacement threshold, or 0
+    /// into a body with rim vertices (the pair's lengths come from those rays too).
+    pub floor: f32,
     /// The least motion of any of `from`'s vertices that needs a path (a rim vertex's included):
     /// no direction whose displacement bound is at most this traces one.
     pub least: f32,
@@ -1629,11 +1634,12 @@ pub struct MotionLengths {
 /// [`MotionLengths`] of `from`'s vertices moving into `to`, in a pair of `params`.
 pub fn motion_lengths(from: &RtcdMesh, to: &RtcdMesh, params: &RtcdParams) -> MotionLengths {
     let own = !(to.cuboid_half_extents().is_some() || to.solid_behind() || closed_reach_into(to, params));
-    let other = to.half_thickness()[0];
-    let least = if own { from.half_thickness()[1].min(other) } else { other }
-        .max(params.displacement_threshold)
-        .min(from.least_rim_motion());
-    MotionLengths { own, other, least }
+    let flat = to.least_rim_motion().is_finite();
+    let other = to.half_thickness()[usize::from(flat)];
+    let floor = if flat { 0.0 } else { params.displacement_threshold };
+    let least =
+        if own { from.half_thickness()[1].min(other) } else { other }.max(floor).min(from.least_rim_motion());
+    MotionLengths { own, other, floor, least }
 }
 
 /// The contact of one vertex's path that met a front face first ([`MotionHit`], its vertex's path

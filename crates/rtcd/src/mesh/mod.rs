@@ -654,7 +654,9 @@ impl RtcdMesh {
     /// Half the body's typical thickness (the median exit distance of its vertices' inward rays),
     /// and half its thinnest (the smallest); each positive (the bounding diagonal for a degenerate
     /// mesh). A vertex moving less than the first figure in a step cannot pass through the body
-    /// unseen ([`crate::detect::pair_motion_contacts`]).
+    /// unseen ([`crate::detect::pair_motion_contacts`]); the second stands for it in a mesh with
+    /// rim vertices ([`RtcdMesh::rim_motions`]: a flat body, whose rays along it report a
+    /// thickness it does not have).
     pub fn half_thickness(&self) -> [f32; 2] {
         self.half_thickness
     }
