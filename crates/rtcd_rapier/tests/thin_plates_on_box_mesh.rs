@@ -4,8 +4,9 @@
 //! it meets the other's surface (Hermann 2008, Alg. 1): the plate's corners, deeper in the ground
 //! than the plate is thick, got no contact and the plate sank through. With
 //! `RtcdParams::closed_reach` (on by default) a back-face hit in a closed mesh counts as far as the
-//! plate's size reaches, the nearer way out, and the plate comes to rest on the ground. A flat
-//! tetrahedron 1 mm high, whose base corners' normals lie along its base, is dropped the same way.
+//! plate's size reaches, the nearer way out, and the plate comes to rest on the ground. Flat
+//! tetrahedra 1 mm and 1 µm high, whose base corners' normals lie along their base, are dropped the
+//! same way.
 //! Penetration is measured without rtcd: the lowest world vertex below the ground's top face.
 
 mod common;
@@ -73,7 +74,7 @@ fn drop_plate(plate: &Arc<RtcdMesh>, params: RtcdParams, gpu: bool, tilt: f32, s
 }
 
 /// Every drop (tilted 0°, 10° and 20°, at 1, 3, 5 and 10 m/s) of a 1 cm and a 1 mm plate (1 % and
-/// 0.1 % of their size) and of a flat tetrahedron 1 mm high on a 1 m base rests within 4 s with at
+/// 0.1 % of their size) and of flat tetrahedra 1 mm and 1 µm high on a 1 m base rests within 4 s with at
 /// most 1 % of the body's size of penetration. The tetrahedron's base corners are rim vertices
 /// (`RtcdMesh::rim_motions`): their normals run along the base, so no ray of theirs looks at the
 /// ground, and they are traced along their paths whenever they move; without that it got no contact
@@ -87,6 +88,7 @@ fn plates_rest_on_a_box_mesh(gpu: bool) {
         plate(0.01, "plate 1 x 0.01 x 1"),
         plate(0.001, "plate 1 x 0.001 x 1"),
         common::flat_tetrahedron(0.001),
+        common::flat_tetrahedron(1e-6),
     ];
     let mut failures = Vec::new();
     for body in &bodies {
