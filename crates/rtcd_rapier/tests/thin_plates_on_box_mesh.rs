@@ -67,7 +67,11 @@ fn drop_scaled(plate: &Arc<RtcdMesh>, params: RtcdParams, gpu: bool, tilt: f32, 
             assert!(backend.starts_with("gpu"), "tick {tick} ran on {backend}");
         }
         let pen = (-lowest_vertex(plate, &w.pose(body))).max(0.0);
-        assert!(pen < 2.0 * GROUND.y * s, "{backend}: the plate went through the ground at tick {tick}");
+        assert!(
+            pen < 2.0 * GROUND.y * s,
+            "{backend}: {} went through the ground at tick {tick}",
+            plate.name()
+        );
         max_pen = max_pen.max(pen);
         if tick >= TICKS - REST_TICKS {
             rest_pen = rest_pen.max(pen);
@@ -85,12 +89,44 @@ fn drop_scaled(plate: &Arc<RtcdMesh>, params: RtcdParams, gpu: bool, tilt: f32, 
     d
 }
 
+/// A wedge 1 m long and 0.5 m wide whose sharp edge has an angle of `degrees`: a knife edge.
+fn wedge(degrees: f32) -> Arc<RtcdMesh> {
+    let h = (0.5 * degrees).to_radians().tan();
+    let (v, i) = shapes::extrude(&[(0.0, -h), (1.0, 0.0), (0.0, h)], 0.5);
+    Arc::new(RtcdMesh::new(format!("wedge of {degrees}°"), &v, &i).unwrap())
+}
+
+/// A 16-sided disc 1 m across and `thickness` thick: its rim's normals are diagonal, as a plate's.
+fn disc(thickness: f32) -> Arc<RtcdMesh> {
+    let (v, i) = shapes::extrude(&ring(16).collect::<Vec<_>>(), thickness);
+    Arc::new(RtcdMesh::new(format!("disc {thickness} m thick"), &v, &i).unwrap())
+}
+
+/// A 16-sided lens 1 m across and `thickness` thick (two flat cones base to base): its rim's normals
+/// lie along it, as a flat tetrahedron's corners'.
+fn lens(thickness: f32) -> Arc<RtcdMesh> {
+    let n = 16u32;
+    let mut v: Vec<Vec3> = ring(n).map(|(x, z)| Vec3::new(x, 0.0, z)).collect();
+    v.extend([Vec3::new(0.0, 0.5 * thickness, 0.0), Vec3::new(0.0, -0.5 * thickness, 0.0)]);
+    let i: Vec<u32> = (0..n).flat_map(|k| [k, n, (k + 1) % n, k, (k + 1) % n, n + 1]).collect();
+    Arc::new(RtcdMesh::new(format!("lens {thickness} m thick"), &v, &i).unwrap())
+}
+
+/// `n` points on a circle 1 m across, counter-clockwise.
+fn ring(n: u32) -> impl Iterator<Item = (f32, f32)> {
+    (0..n).map(move |k| {
+        let a = k as f32 * std::f32::consts::TAU / n as f32;
+        (0.5 * a.cos(), 0.5 * a.sin())
+    })
+}
+
 /// Every drop (tilted 0°, 10° and 20°, at 1, 3, 5 and 10 m/s) of a 1 cm and a 1 mm plate (1 % and
-/// 0.1 % of their size) and of flat tetrahedra 1 mm and 1 µm high on a 1 m base rests within 4 s with at
-/// most 1 % of the body's size of penetration. The tetrahedron's base corners are rim vertices
-/// (`RtcdMesh::rim_motions`): their normals run along the base, so no ray of theirs looks at the
-/// ground, and they are traced along their paths whenever they move; without that it got no contact
-/// and fell through.
+/// 0.1 % of their size), of flat tetrahedra 1 mm and 1 µm high on a 1 m base, of a 5° wedge and of
+/// a disc and a lens 1 mm thick rests within 4 s with at most 1 % of the body's size of
+/// penetration. The tetrahedra's base corners, the wedge's knife edge and the lens's rim are rim
+/// vertices (`RtcdMesh::rim_motions`): their normals run along their bodies, so no ray of theirs
+/// looks at the ground, and they are traced along their paths whenever they move; without that the
+/// tetrahedron got no contact and fell through.
 fn plates_rest_on_a_box_mesh(gpu: bool) {
     let plate = |t: f32, name: &str| {
         let (v, i) = shapes::cuboid(Vec3::new(0.5, 0.5 * t, 0.5));
@@ -101,6 +137,9 @@ fn plates_rest_on_a_box_mesh(gpu: bool) {
         plate(0.001, "plate 1 x 0.001 x 1"),
         common::flat_tetrahedron(0.001),
         common::flat_tetrahedron(1e-6),
+        wedge(5.0),
+        disc(0.001),
+        lens(0.001),
     ];
     let mut failures = Vec::new();
     for body in &bodies {
