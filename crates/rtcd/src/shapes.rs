@@ -9,6 +9,20 @@ use glam::{Quat, Vec3};
 /// Positions and triangle indices.
 pub type MeshData = (Vec<Vec3>, Vec<u32>);
 
+/// A tetrahedron on an equilateral base `side` across (in the xz plane, its centroid at the origin)
+/// whose fourth vertex is `height` above the base, over its centroid. Flat when `height` is small:
+/// its base corners' normals then lie along the base (rim vertices, `RtcdMesh::rim_motions`).
+pub fn flat_tetrahedron(side: f32, height: f32) -> MeshData {
+    let r = side / 3f32.sqrt();
+    let base = |k: f32| {
+        let a = k * TAU / 3.0;
+        Vec3::new(r * a.cos(), 0.0, r * a.sin())
+    };
+    let v = vec![base(0.0), base(1.0), base(2.0), Vec3::new(0.0, height, 0.0)];
+    // Outward: the base faces down, the sides up and out.
+    (v, vec![0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0])
+}
+
 /// A box centred on the origin with the given half extents (8 vertices, 12 triangles).
 pub fn cuboid(half: Vec3) -> MeshData {
     let v: Vec<Vec3> = (0..8)

@@ -53,11 +53,9 @@ fn plate(half: f32, thickness: f32, name: &str) -> Arc<RtcdMesh> {
     Arc::new(RtcdMesh::new(name, &v, &i).unwrap())
 }
 
-/// [`flat_tetrahedron`] of `height`, its base `side` m across, its base's centroid at the origin.
+/// A flat tetrahedron `side` m across and `height` high (`rtcd::shapes::flat_tetrahedron`).
 fn wide_tetrahedron(side: f32, height: f32) -> Arc<RtcdMesh> {
-    let t = flat_tetrahedron(height);
-    let v: Vec<Vec3> = t.positions().iter().map(|p| Vec3::new(p.x * side, p.y, p.z * side)).collect();
-    let i: Vec<u32> = t.triangles().iter().flatten().copied().collect();
+    let (v, i) = shapes::flat_tetrahedron(side, height);
     Arc::new(RtcdMesh::new(format!("tetrahedron {side} m wide, {height} m high"), &v, &i).unwrap())
 }
 

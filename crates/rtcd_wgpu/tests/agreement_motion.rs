@@ -184,18 +184,6 @@ fn run(tracer: TracerKind, reprojection: bool) {
     assert!(compared > 100, "contacts found by both: {compared}");
 }
 
-/// A tetrahedron on an equilateral base of side 1 m whose fourth vertex is `height` above the base,
-/// over its centroid: its base corners are rim vertices (`RtcdMesh::rim_motions`).
-fn flat_tetrahedron(height: f32) -> RtcdMesh {
-    let r = 1.0 / 3f32.sqrt();
-    let base = |k: f32| {
-        let a = k * std::f32::consts::TAU / 3.0;
-        Vec3::new(r * a.cos(), 0.0, r * a.sin())
-    };
-    let v = vec![base(0.0), base(1.0), base(2.0), Vec3::new(0.0, height, 0.0)];
-    RtcdMesh::new("flat tetrahedron", &v, &[0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0]).unwrap()
-}
-
 /// Rim vertices (`RtcdMesh::rim_motions`) are traced along their paths whenever they move, far
 /// below the pairs' displacement threshold, on the device as on the CPU: flat tetrahedra 1 mm high
 /// sinking 0.5-2 mm a tick, tilted, onto and into a 12-triangle box floor and a 1 cm plate (both
@@ -213,7 +201,7 @@ fn rim_vertices_are_traced_on_both_backends() {
     let meshes = [
         mesh("box floor", shapes::cuboid(Vec3::new(5.0, 0.5, 5.0))),
         mesh("plate", shapes::cuboid(Vec3::new(0.75, 0.005, 0.75))),
-        flat_tetrahedron(0.001),
+        mesh("flat tetrahedron", shapes::flat_tetrahedron(1.0, 0.001)),
         mesh("ball", shapes::icosphere(0.1, 2)),
     ];
     assert_eq!(meshes[2].rim_motions().iter().filter(|m| m.is_finite()).count(), 3);

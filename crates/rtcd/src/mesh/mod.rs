@@ -817,13 +817,8 @@ mod tests {
             m.rim_motions().iter().enumerate().filter(|(_, r)| r.is_finite()).map(|(v, _)| v as u32).collect()
         };
         for height in [1e-3, 1e-6] {
-            let r = 1.0 / 3f32.sqrt();
-            let base = |k: f32| {
-                let a = k * std::f32::consts::TAU / 3.0;
-                Vec3::new(r * a.cos(), 0.0, r * a.sin())
-            };
-            let v = [base(0.0), base(1.0), base(2.0), Vec3::new(0.0, height, 0.0)];
-            let m = RtcdMesh::new("tetrahedron", &v, &[0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0]).unwrap();
+            let (v, i) = shapes::flat_tetrahedron(1.0, height);
+            let m = RtcdMesh::new("tetrahedron", &v, &i).unwrap();
             let corners: Vec<u32> = (0..4).filter(|&k| m.positions()[k as usize].y < 0.5 * height).collect();
             assert_eq!(rims(&m), corners, "{height} m high");
             let diag = m.aabb().extents().length();

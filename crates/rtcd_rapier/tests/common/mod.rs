@@ -122,16 +122,9 @@ impl World {
 }
 
 /// A tetrahedron on an equilateral base of side 1 m whose fourth vertex is `height` above the base
-/// plane, over the base's centroid.
+/// plane, over the base's centroid (`rtcd::shapes::flat_tetrahedron`).
 pub fn flat_tetrahedron(height: f32) -> Arc<RtcdMesh> {
-    let r = 1.0 / 3f32.sqrt();
-    let base = |k: f32| {
-        let a = k * std::f32::consts::TAU / 3.0;
-        glam::Vec3::new(r * a.cos(), 0.0, r * a.sin())
-    };
-    let v = vec![base(0.0), base(1.0), base(2.0), glam::Vec3::new(0.0, height, 0.0)];
-    // Outward: the base faces down, the sides up and out.
-    let i = vec![0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0];
+    let (v, i) = rtcd::shapes::flat_tetrahedron(1.0, height);
     Arc::new(RtcdMesh::new(format!("tetrahedron {height} m high"), &v, &i).unwrap())
 }
 
