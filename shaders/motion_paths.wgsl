@@ -58,7 +58,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     var lo = plan.region_a_min.xyz;
     var hi = plan.region_a_max.xyz;
     var other = pair.statics.other_a;
-    var floor = pair.statics.motion_floor;
+    var least_floor = pair.statics.motion_floor;
     if (v >= plan.paths_a) {
         v = v - plan.paths_a;
         dir = 1u;
@@ -67,7 +67,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         lo = plan.region_b_min.xyz;
         hi = plan.region_b_max.xyz;
         other = pair.statics.other_b;
-        floor = pair.statics.motion_floor_b;
+        least_floor = pair.statics.motion_floor_b;
     }
     let src = from_mesh(pair, dir);
     let vertex = vertex_of(src, v);
@@ -84,7 +84,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (((pair.statics.motion_own >> dir) & 1u) != 0u) {
         least = min(0.5 * vertex.p.w, other);
     }
-    least = max(least, floor);
+    least = max(least, least_floor);
     // A rim vertex, whose rays run along its body, whenever it moves at all.
     least = min(least, rim_motions[src.vertex_offset + v]);
     if (!(len > least)) {

@@ -141,6 +141,10 @@ fn plates_rest_on_a_box_mesh(gpu: bool) {
         disc(0.001),
         lens(0.001),
     ];
+    // Which bodies have rim vertices, and how many.
+    let rims: Vec<usize> =
+        bodies.iter().map(|b| b.rim_motions().iter().filter(|r| r.is_finite()).count()).collect();
+    assert_eq!(rims, [0, 0, 3, 3, 2, 0, 16]);
     let mut failures = Vec::new();
     for body in &bodies {
         let params = RtcdParams::from_meshes(&[body]);

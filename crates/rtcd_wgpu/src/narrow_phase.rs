@@ -2069,9 +2069,10 @@ const UNASSIGNED: SlotAssignment = SlotAssignment { slot: u32::MAX, new: false }
 struct Plan {
     standard: bool,
     separated: bool,
-    /// An iterative step of a pair that keeps no record, crossing edge or tunnel: it finds
-    /// nothing, and the CPU backend skips it whole (`rtcd::detect::is_quiet`), its motion
-    /// rays too. Such a pair has no job: nothing runs for it on the host or on the device.
+    /// An iterative step of a pair that keeps no record, crossing edge or tunnel, and has no flat
+    /// body that moved (`rtcd::detect::rim_paths_due`): it finds nothing, and the CPU backend
+    /// skips it whole (`rtcd::detect::is_quiet`), its motion rays too. Such a pair has no job:
+    /// nothing runs for it on the host or on the device.
     quiet: bool,
     /// Vertex rays of each mesh (all its vertices for a standard trace, its records otherwise).
     entries: [u32; 2],

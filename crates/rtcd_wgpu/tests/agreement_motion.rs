@@ -188,12 +188,13 @@ fn run(tracer: TracerKind, reprojection: bool) {
 /// below the pairs' displacement threshold, on the device as on the CPU: flat tetrahedra 1 mm high
 /// sinking 0.5-2 mm a tick, tilted, onto and into a 12-triangle box floor and a 1 cm plate (both
 /// ordinary meshes) or rising as fast into a ball above them, some with the tetrahedron as shape 1,
-/// and the same far from them (quiet pairs). The ball's vertices moving into the tetrahedron are
-/// traced once they move more than half its thinnest extent, below the pair's displacement
-/// threshold too (`rtcd::detect::MotionLengths`). Each tick both backends trace the
-/// same paths and make the same motion contacts, the same contacts at the same depths within 1e-5 m;
-/// from the second tick the device traces them. Without the rim gate in `motion_paths.wgsl` the
-/// device traces none of these paths.
+/// and the same 8 m away (no path: their candidate regions are empty). The ball's vertices moving
+/// into the tetrahedron are traced once they move more than half its thinnest extent, below the
+/// pair's displacement threshold too (`rtcd::detect::MotionLengths`). Each tick both backends
+/// trace the same paths and make the same motion contacts, the same contacts at the same depths
+/// within 1e-5 m; from the second tick the device traces them. Without the rim gate in
+/// `motion_paths.wgsl` the device traces none of the tetrahedra's corners' paths; with one floor
+/// for both directions, not the ball's.
 #[test]
 fn rim_vertices_are_traced_on_both_backends() {
     let d = common::device();

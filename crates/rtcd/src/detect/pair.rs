@@ -692,23 +692,29 @@ pub(crate) fn is_quiet_step(
     is_quiet(standard, state.has_records(), opts) && !rim_paths_due(input, params)
 }
 
-/// Whether a pair's motion rays have a rim vertex to trace this step ([`RtcdMesh::rim_motions`]):
-/// one of its meshes has rim vertices and the pair moved more than the least rim motion since
-/// [`PairInput::previous`]. Such a pair has work without records, so it is not quiet
-/// ([`is_quiet`]): a flat body falling onto another has no ray record before it lands.
+/// Whether a pair with a flat body has motion paths to trace this step: one of its meshes has rim
+/// vertices ([`RtcdMesh::rim_motions`]), and the pair moved since [`PairInput::previous`] by more
+/// than the least motion of either direction ([`MotionLengths::least`]: a rim vertex's, or that of
+/// the other body's vertices moving into the flat one). Such a pair has work without records, so it
+/// is not quiet ([`is_quiet`]): a flat body falling onto another has no ray record before it lands.
 pub fn rim_paths_due(input: &PairInput, params: &RtcdParams) -> bool {
-    let least = input.mesh1.least_rim_motion().min(input.mesh2.least_rim_motion());
-    if !(least.is_finite() && params.motion_rays && params.prediction) {
+    let flat = input.mesh1.least_rim_motion().min(input.mesh2.least_rim_motion()).is_finite();
+    if !(flat && params.motion_rays && params.prediction) {
         return false;
     }
     let Some(previous) = input.previous.as_ref().filter(|p| p.is_valid()) else { return false };
+    let least = Direction::both(input)
+        .iter()
+        .map(|d| motion_lengths(d.from, d.to, params).least)
+        .fold(f32::INFINITY, f32::min);
     !surely_within(previous, &input.pos12, input.mesh1.max_radius(), input.mesh2.max_radius(), least)
 }
 
 /// Whether an iterative step of a pair is sure to find nothing, so that a backend skips it whole,
 /// its motion rays too: the step is not standard (`standard`), errors are not measured, and the
 /// pair keeps no ray record, crossing edge or tunnel (`has_records`, [`PairState::has_records`]).
-/// The CPU backend decides with it from its pair states, the GPU backend from its slot mirrors.
+/// The CPU backend decides with it from its pair states, the GPU backend from its slot mirrors,
+/// both with [`rim_paths_due`] besides: a pair with a flat body that moved is not quiet.
 pub fn is_quiet(standard: bool, has_records: bool, opts: &StepOptions) -> bool {
     !standard && !opts.measure_errors && !has_records
 }

@@ -123,7 +123,9 @@ pub const RIM_SHARE: f32 = 0.25;
 pub const RIM_RAY_START: f32 = 1e-2;
 
 /// The motion in a step, as a share of the mesh's bounding diagonal, past which a rim vertex is
-/// traced along its path ([`RtcdMesh::rim_motions`]): any motion above rounding.
+/// traced along its path ([`RtcdMesh::rim_motions`]): about any motion. A body farther from the
+/// origin than ten times its size has a relative pose whose rounding is larger, so its rim vertices
+/// are traced at every step even at rest (a few rays a pair).
 pub const RIM_LEAST_MOTION: f32 = 1e-6;
 
 static NEXT_MESH_ID: AtomicU64 = AtomicU64::new(1);
@@ -488,12 +490,20 @@ impl RtcdMesh {
     /// off the edges the ray would otherwise run along), leaves the mesh within [`RIM_SHARE`] of
     /// the vertex's exit distance, or starts outside it (the body ends at the vertex). A concave
     /// corner (a table's leg under its top) has such a normal too, but the body is thick there.
+    /// Slivers, whose normals are rounding, are left out; an open mesh (a level chunk, a sheet) has
+    /// no thickness to tell, and no rim vertex.
     fn compute_rim_motions(&self) -> Vec<f32> {
+        if !self.report.closed {
+            return vec![f32::INFINITY; self.positions.len()];
+        }
         let diag = self.aabb.extents().length();
         let least = RIM_LEAST_MOTION * diag;
         let mut rim = vec![false; self.positions.len()];
         for (tri, &n) in self.triangles.iter().zip(&self.triangle_normals) {
             let corners = tri.map(|v| self.positions[v as usize]);
+            if normals::is_sliver(corners[0], corners[1], corners[2]) {
+                continue;
+            }
             let centroid = (corners[0] + corners[1] + corners[2]) / 3.0;
             for (&v, &p) in tri.iter().zip(&corners) {
                 let v = v as usize;
@@ -507,10 +517,8 @@ impl RtcdMesh {
                     match TracerKind::Bvh.trace_line(self, &ray, 0.0, f32::INFINITY, NO_SKIP).forward {
                         // Leaves the body through another face: that far.
                         Some(h) if h.from_inside => h.t + skip,
-                        // Enters the body, or meets nothing of a closed one: it started outside.
-                        Some(_) => 0.0,
-                        None if self.report.closed => 0.0,
-                        None => diag,
+                        // Enters the body, or meets nothing: it started outside.
+                        Some(_) | None => 0.0,
                     };
                 rim[v] = thickness < RIM_SHARE * self.exit_distances[v];
             }
@@ -622,7 +630,8 @@ impl RtcdMesh {
     /// tetrahedron's base corners, whose normals lie along the base) or a sharp knife edge: its
     /// vertex ray and its predictive ray run along its body and see nothing it moves onto or into,
     /// so it is traced along its path whenever it moves at all ([`RIM_LEAST_MOTION`] of the mesh's
-    /// bounding diagonal), whatever the other body and the pair's displacement threshold.
+    /// bounding diagonal), whatever the other body and the pair's displacement threshold. Only a
+    /// closed mesh has rim vertices.
     pub fn rim_motions(&self) -> &[f32] {
         &self.rim_motions
     }

@@ -17,7 +17,15 @@ pub fn triangle_normals(p: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Vec3> {
 /// A triangle whose height is below this fraction of its longest edge (three nearly collinear
 /// corners) has no normal to speak of: the direction of its cross product is rounding. It adds
 /// nothing to its vertices' normals, where its angle near π would weigh most.
-const SLIVER: f32 = 1e-5;
+pub(crate) const SLIVER: f32 = 1e-5;
+
+/// Whether triangle `(a, b, c)` is a sliver ([`SLIVER`]): its normal is rounding.
+pub(crate) fn is_sliver(a: Vec3, b: Vec3, c: Vec3) -> bool {
+    let area = (b - a).cross(c - a).length();
+    let longest = (b - a).length_squared().max((c - b).length_squared()).max((a - c).length_squared());
+    // Twice the area over the longest edge squared: the height over that edge, per its length.
+    area <= SLIVER * longest
+}
 
 /// Angle-weighted vertex normals. A vertex whose incident normals cancel (a knife edge) takes the
 /// normal of its largest incident triangle. Slivers ([`SLIVER`]) are left out of the weighting.
@@ -27,9 +35,7 @@ pub fn vertex_normals(p: &[Vec3], triangles: &[[u32; 3]], tri_normals: &[Vec3]) 
     for (t, n) in triangles.iter().zip(tri_normals) {
         let [a, b, c] = t.map(|i| p[i as usize]);
         let area = (b - a).cross(c - a).length();
-        let longest = (b - a).length_squared().max((c - b).length_squared()).max((a - c).length_squared());
-        // Twice the area over the longest edge squared: the height over that edge, per its length.
-        let sliver = area <= SLIVER * longest;
+        let sliver = is_sliver(a, b, c);
         for k in 0..3 {
             let i = t[k] as usize;
             let e1 = (p[t[(k + 1) % 3] as usize] - p[i]).normalize_or_zero();
