@@ -19,11 +19,11 @@ mod common;
 use glam::{Quat, Vec3};
 use rand::Rng;
 use rtcd::{
-    NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, TracerKind,
+    NarrowPhase, PairInput, PairKey, Pose, RtcdMesh, RtcdParams, StepOptions, StepOutput, TracerKind,
     contact::{ContactCandidate, FeatureId},
     shapes,
 };
-use rtcd_wgpu::GpuNarrowPhase;
+use rtcd_wgpu::{GpuNarrowPhase, HostPhases};
 
 const TICKS: usize = 40;
 
@@ -50,6 +50,33 @@ impl Path {
 /// A contact's features, which name it on both backends.
 fn features(c: &ContactCandidate) -> (FeatureId, FeatureId) {
     (c.fid1, c.fid2)
+}
+
+/// One tick of `pairs` on both backends. From the second tick the device traces every pair's paths
+/// (the host none), except in a step whose hits outgrew their read; both trace the same motion
+/// rays, make the same motion contacts and mark the same pairs moving.
+fn step_both(
+    cpu: &mut NarrowPhase,
+    gpu: &mut GpuNarrowPhase,
+    pairs: &[PairInput],
+    opts: &StepOptions,
+    tick: usize,
+) -> (StepOutput, StepOutput, HostPhases) {
+    let c = cpu.step(pairs, opts);
+    let g = gpu.step(pairs, opts).unwrap();
+    let phases = gpu.last_host_phases();
+    if tick > 1 && !phases.motion_read_short {
+        assert_eq!(phases.motion_on_host, 0, "tick {tick}: pairs whose paths the host traced");
+    }
+    assert_eq!(
+        (c.metrics.motion_rays, c.metrics.motion_contacts),
+        (g.metrics.motion_rays, g.metrics.motion_contacts),
+        "tick {tick}: motion rays and contacts (CPU, GPU)"
+    );
+    for (k, (cp, gp)) in c.pairs.iter().zip(&g.pairs).enumerate() {
+        assert_eq!(cp.moving, gp.moving, "tick {tick}, pair {k}: moving");
+    }
+    (c, g, phases)
 }
 
 #[test]
@@ -126,26 +153,12 @@ fn run(tracer: TracerKind, reprojection: bool) {
                 .with_previous(Some(p.pose(tick - 1)))
             })
             .collect();
-        let c = cpu.step(&pairs, &opts);
-        let g = gpu.step(&pairs, &opts).unwrap();
-        let phases = gpu.last_host_phases();
-        if tick > 1 {
-            if phases.motion_read_short {
-                short += 1;
-            } else {
-                assert_eq!(phases.motion_on_host, 0, "tick {tick}: pairs whose paths the host traced");
-            }
-        }
+        let (c, g, phases) = step_both(&mut cpu, &mut gpu, &pairs, &opts, tick);
+        short += usize::from(phases.motion_read_short);
         on_device += u64::from(phases.motion_on_device);
-        assert_eq!(
-            (c.metrics.motion_rays, c.metrics.motion_contacts),
-            (g.metrics.motion_rays, g.metrics.motion_contacts),
-            "tick {tick}: motion rays and contacts (CPU, GPU)"
-        );
         rays += c.metrics.motion_rays;
         contacts += c.metrics.motion_contacts;
         for (k, (cp, gp)) in c.pairs.iter().zip(&g.pairs).enumerate() {
-            assert_eq!(cp.moving, gp.moving, "tick {tick}, pair {k}: moving");
             moving_pairs += usize::from(cp.moving);
             // The contacts both backends kept (motion rays' and vertex rays'), by their features;
             // those only one of them kept are counted.
@@ -273,22 +286,11 @@ fn rim_vertices_are_traced_on_both_backends() {
                     }
                 })
                 .collect();
-            let c = cpu.step(&pairs, &opts);
-            let g = gpu.step(&pairs, &opts).unwrap();
-            let phases = gpu.last_host_phases();
-            if tick > 1 && !phases.motion_read_short {
-                assert_eq!(phases.motion_on_host, 0, "tick {tick}: pairs whose paths the host traced");
-            }
+            let (c, g, phases) = step_both(&mut cpu, &mut gpu, &pairs, &opts, tick);
             on_device += u64::from(phases.motion_on_device);
-            assert_eq!(
-                (c.metrics.motion_rays, c.metrics.motion_contacts),
-                (g.metrics.motion_rays, g.metrics.motion_contacts),
-                "tick {tick}: motion rays and contacts (CPU, GPU)"
-            );
             rays += c.metrics.motion_rays;
             contacts += c.metrics.motion_contacts;
             for (k, (cp, gp)) in c.pairs.iter().zip(&g.pairs).enumerate() {
-                assert_eq!(cp.moving, gp.moving, "tick {tick}, pair {k}: moving");
                 ball_moving += usize::from(cp.moving && paths[k].mesh1 == 3);
                 assert_eq!(cp.contacts.len(), gp.contacts.len(), "tick {tick}, pair {k}: contacts kept");
                 for x in &cp.contacts {

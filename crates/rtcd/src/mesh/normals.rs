@@ -17,7 +17,7 @@ pub fn triangle_normals(p: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Vec3> {
 /// A triangle whose height is below this fraction of its longest edge (three nearly collinear
 /// corners) has no normal to speak of: the direction of its cross product is rounding. It adds
 /// nothing to its vertices' normals, where its angle near π would weigh most.
-pub(crate) const SLIVER: f32 = 1e-5;
+const SLIVER: f32 = 1e-5;
 
 /// Whether triangle `(a, b, c)` is a sliver ([`SLIVER`]): its normal is rounding.
 pub(crate) fn is_sliver(a: Vec3, b: Vec3, c: Vec3) -> bool {
