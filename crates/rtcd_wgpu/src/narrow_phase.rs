@@ -224,6 +224,9 @@ struct Job {
     meshes: [u32; 2],
     slot: u32,
     standard: bool,
+    /// A standard step's separation bound from before its trace, where it made one
+    /// ([`Plan::bound`]).
+    bound: Option<f32>,
     /// The motion rays' figures: rays traced and contacts made.
     motion_figures: [u64; 2],
     /// Its motion contacts (`rtcd::detect::pair_motion_contacts`, shape 1's frame), traced with
@@ -990,10 +993,11 @@ impl GpuNarrowPhase {
             let p = &pairs[s.input_index];
             let a = s.a;
             metrics.separated_pairs += usize::from(plan.separated);
-            if let Some(separation) = plan.separation {
+            if plan.standard {
+                // The new reference; its separation is made once the step's records are known
+                // (`GpuNarrowPhase::finish`).
                 let m = self.table.mirror_mut(a.slot);
                 m.reference = Some(p.pos12);
-                m.separation = separation;
                 m.witness = plan.witness;
             }
             metrics.new_pairs += a.new as usize;
@@ -1052,6 +1056,7 @@ impl GpuNarrowPhase {
                 meshes: s.handles,
                 slot: a.slot,
                 standard: plan.standard,
+                bound: plan.bound,
                 motion_figures: [0, 0],
                 motion_contacts: Vec::new(),
                 approach: Vec3::ZERO,
@@ -1976,6 +1981,9 @@ impl GpuNarrowPhase {
         for (j, job) in jobs.iter().enumerate() {
             job_at[job.slot as usize] = j as u32;
         }
+        // A standard step's new reference keeps its separation bound where the step left the pair
+        // without records (the CPU backend's rule, `rtcd::detect::detect_pair`): the bound made
+        // before the trace, or a descent from the pair's witness.
         let none = [0u32; SLOT_COUNTS];
         self.table.mirrors_mut().par_iter_mut().enumerate().with_min_len(256).for_each(|(slot, mirror)| {
             let Some(job) = job_at.get(slot).and_then(|&j| jobs.get(j as usize)) else { return };
@@ -1987,6 +1995,18 @@ impl GpuNarrowPhase {
             mirror.edge_counts = [0, 1].map(|d| c[2 + d] + job.tunnel_counts[d]);
             mirror.tunnels = job.tunnel_counts != [0, 0];
             mirror.edge_entries = [0, 1].map(|d| c[4 + d] + c[2 + d]);
+            if job.standard {
+                let has_records = mirror.rec_counts != [0, 0] || mirror.edge_counts != [0, 0];
+                mirror.separation = if params.iterative && !has_records {
+                    job.bound.unwrap_or_else(|| {
+                        let [m1, m2] = job.meshes.map(|h| &meshes.host(h).mesh);
+                        let pair_params = params.for_pair(m1, m2);
+                        separation_for_reach_from(m1, m2, &job.pos12, &pair_params, &mut mirror.witness)
+                    })
+                } else {
+                    0.0
+                };
+            }
         });
         metrics.time = start.elapsed();
         let collect_host = collect_start.elapsed().saturating_sub(waited);
@@ -2081,15 +2101,19 @@ struct Plan {
     edges: [u32; 2],
     /// Its world poses, where they make its relative pose ([`world_poses`]).
     world: Option<[rtcd::Pose; 2]>,
-    /// A standard trace's new reference: the separation bound its mirror keeps (`Some`), and the
-    /// witness features.
-    separation: Option<f32>,
+    /// The separation bound of a record-less pair's standard step, made before its trace
+    /// (`rtcd::detect::separation_before_trace`); a standard step's new reference keeps it if the
+    /// trace leaves no record ([`GpuNarrowPhase::finish`]).
+    bound: Option<f32>,
+    /// The witness features its separation descents start from.
     witness: [u32; 2],
 }
 
 /// A pair's plan for the step, from its inputs and its slot's mirror alone (run in parallel over
 /// the pairs): the tracer (IRTCD 2013 Eq. 2 from the mirror's reference) and the separation test of
-/// record-less pairs, the same decisions as the CPU backend's. The device lays the pair out from
+/// record-less pairs, the same decisions as the CPU backend's. A standard step's separation at its
+/// new reference is only read while the pair keeps no record (`needs_standard_trace`): like the
+/// CPU backend, the host makes it after the step, for the pairs the trace left without one. The device lays the pair out from
 /// them (`pair_assemble.wgsl`: entries, candidate regions).
 fn plan_pair(
     p: &PairInput,
@@ -2125,19 +2149,8 @@ fn plan_pair(
     } else {
         mirror.edge_entries
     };
-    // Only read for record-less pairs of the iterative algorithm (see `needs_standard_trace`); the
-    // record counts are known after the step.
-    let separation = standard.then(|| {
-        if params.iterative {
-            bound.unwrap_or_else(|| {
-                separation_for_reach_from(p.mesh1, p.mesh2, &p.pos12, &params, &mut witness)
-            })
-        } else {
-            0.0
-        }
-    });
     let world = world_poses(p.world, &p.pos12);
-    Plan { standard, separated, quiet, entries, edges, separation, witness, world }
+    Plan { standard, separated, quiet, entries, edges, bound, witness, world }
 }
 
 /// What a pair keeps on the device that its meshes (their places `meshes`) and lengths decide: its

@@ -174,3 +174,61 @@ fn meshes_made_step_after_step_do_not_pile_up_on_the_device() {
     assert!(most <= 2 * 4 + 64 + 4, "{most} meshes held");
     assert!(restarts >= 3, "{restarts}");
 }
+
+/// A standard step's new reference keeps the separation bound the CPU backend keeps: for a pair the
+/// trace left without records, its distance bound (what IRTCD 2013 Eq. 2's exception reads at the
+/// next steps), made by the host after the step; zero for a pair that keeps records. Pairs at
+/// seeded distances from overlapping to three radii apart slide to and fro along their line, so
+/// that standard steps come with and without records; every step's mirror is compared with the
+/// CPU backend's state.
+#[test]
+fn standard_steps_keep_the_cpu_backends_separation() {
+    let d = common::device();
+    let scene = common::Scene::random(24, 23);
+    let refs: Vec<&rtcd::RtcdMesh> = scene.meshes.iter().collect();
+    let params = RtcdParams::from_meshes(&refs);
+    let mut cpu = NarrowPhase::new(params).unwrap();
+    let mut gpu = GpuNarrowPhase::new(&d.device, &d.queue, params).unwrap();
+    let apart = [-0.1f32, 0.0, 0.1, 0.4, 1.0, 3.0];
+    let pose = |k: usize, tick: usize| {
+        let (m1, m2, base) = scene.pairs[k];
+        let r = scene.meshes[m1].max_radius().max(scene.meshes[m2].max_radius());
+        let dir = base.translation.normalize_or(glam::Vec3::Y);
+        let shift = (apart[k % apart.len()] + 0.3 * (0.2 * tick as f32 + k as f32).sin()) * r;
+        rtcd::Pose::new(base.translation + dir * shift, base.rotation)
+    };
+    let opts = StepOptions { keep_contacts: true, ..Default::default() };
+    let (mut kept_apart, mut with_records) = (0, 0);
+    for tick in 0..40 {
+        let pairs: Vec<PairInput> = (0..scene.pairs.len())
+            .map(|k| {
+                let (m1, m2, _) = scene.pairs[k];
+                PairInput::new(key(k), &scene.meshes[m1], &scene.meshes[m2], pose(k, tick))
+            })
+            .collect();
+        let c = cpu.step(&pairs, &opts);
+        let g = gpu.step(&pairs, &opts).unwrap();
+        for (k, (cp, gp)) in c.pairs.iter().zip(&g.pairs).enumerate() {
+            assert_eq!(cp.mode, gp.mode, "tick {tick} pair {k}");
+            let state = cpu.pair_state(&key(k)).unwrap();
+            let mirror = gpu.slot_mirror(gpu.pair_slot(&key(k)).unwrap()).unwrap();
+            assert_eq!(state.reference, mirror.reference, "tick {tick} pair {k}");
+            let tol = 1e-6 * (1.0 + state.separation.abs());
+            assert!(
+                (state.separation - mirror.separation).abs() <= tol,
+                "tick {tick} pair {k}: separation {} on the CPU, {} on the GPU",
+                state.separation,
+                mirror.separation
+            );
+            if cp.mode == StepMode::Standard {
+                if state.has_records() {
+                    with_records += 1;
+                } else if state.separation > 0.0 {
+                    kept_apart += 1;
+                }
+            }
+        }
+    }
+    println!("standard steps: {with_records} with records, {kept_apart} apart with their bound kept");
+    assert!(with_records >= 20 && kept_apart >= 20, "{with_records} with records, {kept_apart} apart");
+}
