@@ -64,9 +64,12 @@ pub struct HostCostStep {
     pub host_ms: f64,
     /// Its waits for the device (ms).
     pub wait_ms: f64,
-    /// Its host time by phase (ms): planning and encoding, motion rays, collecting
-    /// ([`rtcd_wgpu::HostPhases`]).
-    pub host_phases_ms: [f64; 3],
+    /// Its host time by phase (ms): planning and encoding, of it the pairs' decisions, motion
+    /// rays, collecting ([`rtcd_wgpu::HostPhases`]).
+    pub host_phases_ms: [f64; 4],
+    /// Record-less pairs whose separation bound the GPU backend's host made before their standard
+    /// step ([`rtcd_wgpu::HostPhases::bounds`]).
+    pub bounds: u32,
     /// Its kernels' time (timestamp queries; ms).
     pub kernel_ms: Option<f64>,
     /// Each kernel's time (timestamp queries; ms), summed over its passes, in submission order.
@@ -180,8 +183,10 @@ pub struct Medians {
     pub gpu_host_ms: Option<f64>,
     /// GPU waits (ms).
     pub gpu_wait_ms: Option<f64>,
-    /// GPU host time by phase (ms): plan, edges, collect.
-    pub gpu_host_phases_ms: [Option<f64>; 3],
+    /// GPU host time by phase (ms): plan, of it decide, edges, collect.
+    pub gpu_host_phases_ms: [Option<f64>; 4],
+    /// Separation bounds the host made before standard steps.
+    pub gpu_host_bounds: Option<f64>,
     /// GPU kernels (ms), where timed.
     pub gpu_kernel_ms: Option<f64>,
     /// Bytes uploaded.
@@ -228,7 +233,7 @@ pub fn run(
     for step in range.clone() {
         let pairs = frames.pairs(step);
         let mut gpu_out: Option<(StepOutput, f64)> = None;
-        let mut phases = [0.0; 3];
+        let (mut phases, mut bounds) = ([0.0; 4], 0);
         let mut cpu_ms = 0.0;
         // Which backend goes first turns from step to step.
         for turn in 0..2 {
@@ -237,7 +242,8 @@ pub fn run(
                 let o = gpu.step(&pairs, &opts).map_err(|e| format!("{key} on the GPU ({adapter}): {e}"))?;
                 gpu_out = Some((o, t.elapsed().as_secs_f64() * 1e3));
                 let h = gpu.last_host_phases();
-                phases = [h.plan, h.edges, h.collect].map(|d| d.as_secs_f64() * 1e3);
+                phases = [h.plan, h.decide, h.edges, h.collect].map(|d| d.as_secs_f64() * 1e3);
+                bounds = h.bounds;
             } else {
                 let o = cpu.step(&pairs, &opts);
                 cpu_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -273,6 +279,7 @@ pub fn run(
             host_ms: ms(m.host_time).unwrap_or(f64::NAN),
             wait_ms: ms(m.device_wait).unwrap_or(f64::NAN),
             host_phases_ms: phases,
+            bounds,
             kernel_ms: ms(m.gpu_time),
             kernels,
             upload: m.upload_bytes,
@@ -304,7 +311,8 @@ impl HostCost {
             gpu_step_ms: m(&|s| Some(s.gpu_ms)),
             gpu_host_ms: m(&|s| Some(s.host_ms).filter(|v| v.is_finite())),
             gpu_wait_ms: m(&|s| Some(s.wait_ms).filter(|v| v.is_finite())),
-            gpu_host_phases_ms: [0, 1, 2].map(|k| m(&|s| Some(s.host_phases_ms[k]))),
+            gpu_host_phases_ms: [0, 1, 2, 3].map(|k| m(&|s| Some(s.host_phases_ms[k]))),
+            gpu_host_bounds: m(&|s| Some(s.bounds as f64)),
             gpu_kernel_ms: m(&|s| s.kernel_ms),
             upload: m(&|s| Some(s.upload as f64)),
             readback: m(&|s| Some(s.readback as f64)),
@@ -455,13 +463,23 @@ impl HostCost {
             ),
             ("  plan", f(m.gpu_host_phases_ms[0], 3), "of it: slots, plans, records, encoding, queue writes"),
             (
-                "  edges",
+                "    decide",
                 f(m.gpu_host_phases_ms[1], 3),
+                "of plan: each pair's decisions (IRTCD 2013 Eq. 2, separation descents), in parallel",
+            ),
+            (
+                "    bounds",
+                f(m.gpu_host_bounds, 0),
+                "record-less pairs' separation bounds made before their standard steps",
+            ),
+            (
+                "  edges",
+                f(m.gpu_host_phases_ms[2], 3),
                 "of it: the motion rays (host, in parallel; edge rays on the device)",
             ),
             (
                 "  collect",
-                f(m.gpu_host_phases_ms[2], 3),
+                f(m.gpu_host_phases_ms[3], 3),
                 "of it: contacts made of the rays read back, reduced",
             ),
             ("gpu_wait_ms", f(m.gpu_wait_ms, 3), "the host blocked on the device (polls, mappings)"),
@@ -521,8 +539,10 @@ impl HostCost {
             "median": {
                 "gpu_host_ms": m.gpu_host_ms,
                 "gpu_host_plan_ms": m.gpu_host_phases_ms[0],
-                "gpu_host_edges_ms": m.gpu_host_phases_ms[1],
-                "gpu_host_collect_ms": m.gpu_host_phases_ms[2],
+                "gpu_host_decide_ms": m.gpu_host_phases_ms[1],
+                "gpu_host_bounds": m.gpu_host_bounds,
+                "gpu_host_edges_ms": m.gpu_host_phases_ms[2],
+                "gpu_host_collect_ms": m.gpu_host_phases_ms[3],
                 "gpu_wait_ms": m.gpu_wait_ms,
                 "gpu_step_ms": m.gpu_step_ms,
                 "gpu_kernel_ms": m.gpu_kernel_ms,
@@ -561,12 +581,12 @@ impl HostCost {
     /// One CSV line per step.
     pub fn csv(&self) -> String {
         let mut csv = String::from(
-            "step,bodies,pairs,new_pairs,manifold_points,gpu_step_ms,gpu_host_ms,gpu_host_plan_ms,gpu_host_edges_ms,gpu_host_collect_ms,gpu_wait_ms,gpu_kernel_ms,gpu_upload_bytes,gpu_readback_bytes,upload_budget_bytes,readback_budget_bytes,cpu_narrow_ms\n",
+            "step,bodies,pairs,new_pairs,manifold_points,gpu_step_ms,gpu_host_ms,gpu_host_plan_ms,gpu_host_decide_ms,gpu_host_bounds,gpu_host_edges_ms,gpu_host_collect_ms,gpu_wait_ms,gpu_kernel_ms,gpu_upload_bytes,gpu_readback_bytes,upload_budget_bytes,readback_budget_bytes,cpu_narrow_ms\n",
         );
         for s in &self.steps {
             let _ = writeln!(
                 csv,
-                "{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{},{},{},{},{},{:.4}",
+                "{},{},{},{},{},{:.4},{:.4},{:.4},{:.4},{},{:.4},{:.4},{:.4},{},{},{},{},{},{:.4}",
                 s.step,
                 s.bodies,
                 s.pairs,
@@ -576,7 +596,9 @@ impl HostCost {
                 s.host_ms,
                 s.host_phases_ms[0],
                 s.host_phases_ms[1],
+                s.bounds,
                 s.host_phases_ms[2],
+                s.host_phases_ms[3],
                 s.wait_ms,
                 s.kernel_ms.map_or(String::new(), |k| format!("{k:.4}")),
                 s.upload,

@@ -95,6 +95,14 @@ pub type KernelTimings = Vec<(&'static str, Duration)>;
 pub struct HostPhases {
     /// `submit`: each pair's slot and plan, the step's records, encoding and the queue writes.
     pub plan: Duration,
+    /// Of `plan`, each pair's decisions, made in parallel from its slot's mirror: IRTCD 2013
+    /// Eq. 2 (standard or iterative tracer), and the separation descents of record-less pairs
+    /// before their standard steps, as the CPU backend decides. Host work that grows with the
+    /// pairs: the device does not make these decisions.
+    pub decide: Duration,
+    /// Record-less pairs whose separation bound was made before their standard step (a BVH
+    /// descent each, at most; `rtcd::detect::separation_before_trace`).
+    pub bounds: u32,
     /// Of `collect`, the motion rays' contacts: the tunnels' and those of the paths the device
     /// traced, and the paths the host traces (the edge rays run on the device).
     pub edges: Duration,
@@ -259,6 +267,9 @@ struct Pending {
     start: Instant,
     /// The host's time in `submit` (see [`StepMetrics::host_time`]).
     submit_host: Duration,
+    /// Of it, the pairs' decisions ([`HostPhases::decide`]), and the bounds made.
+    decide: Duration,
+    bounds: u32,
     gpu: Option<PendingGpu>,
 }
 
@@ -963,11 +974,14 @@ impl GpuNarrowPhase {
         for s in &slotted {
             self.last_slots[s.input_index] = (pairs[s.input_index].key, s.a.slot);
         }
+        let decide_start = Instant::now();
         let plans: Vec<Plan> = slotted
             .par_iter()
             .with_min_len(32)
             .map(|s| plan_pair(&pairs[s.input_index], s.a, self.table.mirror(s.a.slot), &base, opts))
             .collect();
+        let decide = decide_start.elapsed();
+        let bounds = plans.iter().filter(|p| p.bound.is_some()).count() as u32;
         // The contacts read back carry their pair's slot in the bits above their kind.
         let capacity = self.table.capacity();
         if capacity as u64 > (u32::MAX >> CONTACT_KIND_BITS) as u64 {
@@ -1093,6 +1107,8 @@ impl GpuNarrowPhase {
                 metrics,
                 start,
                 submit_host: Duration::ZERO,
+                decide,
+                bounds,
                 gpu: None,
             });
         }
@@ -1529,6 +1545,8 @@ impl GpuNarrowPhase {
             metrics,
             start,
             submit_host: Duration::ZERO,
+            decide,
+            bounds,
             gpu: Some(PendingGpu {
                 submission,
                 small_rx,
@@ -1717,7 +1735,18 @@ impl GpuNarrowPhase {
 
     fn finish(&mut self, pending: Pending) -> Result<StepOutput, BackendError> {
         let collect_start = Instant::now();
-        let Pending { mut outputs, mut jobs, opts, mut metrics, start, submit_host, gpu, entries } = pending;
+        let Pending {
+            mut outputs,
+            mut jobs,
+            opts,
+            mut metrics,
+            start,
+            submit_host,
+            decide,
+            bounds,
+            gpu,
+            entries,
+        } = pending;
         let pending_entries = entries;
         let Some(gpu) = gpu else {
             metrics.time = start.elapsed();
@@ -1725,6 +1754,8 @@ impl GpuNarrowPhase {
             metrics.host_time = Some(submit_host + collect);
             self.last_host = HostPhases {
                 plan: submit_host,
+                decide,
+                bounds,
                 edges: Duration::ZERO,
                 collect,
                 bind_groups: self.binds.made(),
@@ -2013,6 +2044,8 @@ impl GpuNarrowPhase {
         metrics.host_time = Some(submit_host + collect_host);
         self.last_host = HostPhases {
             plan: submit_host,
+            decide,
+            bounds,
             edges: motion_host,
             collect: collect_host.saturating_sub(motion_host),
             bind_groups: self.binds.made(),

@@ -48,6 +48,10 @@ fn steps_report_host_time_wait_and_bytes() {
         let h = gpu.last_host_phases();
         assert_eq!(h.plan + h.edges + h.collect, host, "step {step}: {h:?}");
         assert!(h.plan > Duration::ZERO && h.collect > Duration::ZERO, "step {step}: {h:?}");
+        // The pair's decisions are part of planning; its first step, new and without records,
+        // makes its separation bound before the trace, the iterative ones none.
+        assert!(h.decide > Duration::ZERO && h.decide <= h.plan, "step {step}: {h:?}");
+        assert_eq!(h.bounds, u32::from(step == 0), "step {step}: {h:?}");
         // Both lie within the step's wall time (the host's clock starts a little before it).
         assert!(
             host + wait <= m.time + Duration::from_millis(2),
