@@ -480,7 +480,7 @@ impl HostCost {
             (
                 "  collect",
                 f(m.gpu_host_phases_ms[3], 3),
-                "of it: contacts made of the rays read back, reduced",
+                "of it: contacts made of the rays read back, reduced; record-less references' bounds",
             ),
             ("gpu_wait_ms", f(m.gpu_wait_ms, 3), "the host blocked on the device (polls, mappings)"),
             ("gpu_step_ms", f(m.gpu_step_ms, 3), "the GPU backend's step, wall time"),

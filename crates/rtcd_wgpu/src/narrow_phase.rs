@@ -100,14 +100,16 @@ pub struct HostPhases {
     /// before their standard steps, as the CPU backend decides. Host work that grows with the
     /// pairs: the device does not make these decisions.
     pub decide: Duration,
-    /// Record-less pairs whose separation bound was made before their standard step (a BVH
-    /// descent each, at most; `rtcd::detect::separation_before_trace`).
+    /// Record-less pairs whose separation bound was made before their standard step (one or two
+    /// BVH descents each, or none where the pair's witness leaves are within reach;
+    /// `rtcd::detect::separation_before_trace`).
     pub bounds: u32,
     /// Of `collect`, the motion rays' contacts: the tunnels' and those of the paths the device
     /// traced, and the paths the host traces (the edge rays run on the device).
     pub edges: Duration,
     /// `collect` without the waits and the motion rays: the contacts made of the rays read back
-    /// and reduced.
+    /// and reduced, and the separation bound of each standard step that left its pair without
+    /// records (kept for IRTCD 2013 Eq. 2 at its next steps, as the CPU backend keeps it).
     pub collect: Duration,
     /// Bind groups made for the step. The others are kept from step to step, so a step whose
     /// buffers all kept their size makes none.
@@ -565,7 +567,9 @@ impl GpuNarrowPhase {
         self.meshes.len()
     }
 
-    /// The host mirror of a slot (reference pose and record counts).
+    /// The host mirror of a slot (reference pose and record counts). Between a step's `submit` and
+    /// its `collect`, a pair given a standard step has its new reference and the last one's
+    /// separation bound; `collect` makes the new bound.
     pub fn slot_mirror(&self, slot: u32) -> Option<SlotMirror> {
         (slot < self.table.capacity()).then(|| *self.table.mirror(slot))
     }
@@ -2144,10 +2148,11 @@ struct Plan {
 
 /// A pair's plan for the step, from its inputs and its slot's mirror alone (run in parallel over
 /// the pairs): the tracer (IRTCD 2013 Eq. 2 from the mirror's reference) and the separation test of
-/// record-less pairs, the same decisions as the CPU backend's. A standard step's separation at its
-/// new reference is only read while the pair keeps no record (`needs_standard_trace`): like the
-/// CPU backend, the host makes it after the step, for the pairs the trace left without one. The device lays the pair out from
-/// them (`pair_assemble.wgsl`: entries, candidate regions).
+/// record-less pairs, the same decisions as the CPU backend's. The device lays the pair out from
+/// them (`pair_assemble.wgsl`: entries, candidate regions). A standard step's separation at its
+/// new reference is only read while the pair keeps no record (`needs_standard_trace`): as the CPU
+/// backend does, the host makes it after the step ([`GpuNarrowPhase::finish`]), for the pairs the
+/// trace left without one.
 fn plan_pair(
     p: &PairInput,
     a: SlotAssignment,
