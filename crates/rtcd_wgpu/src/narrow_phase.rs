@@ -985,7 +985,8 @@ impl GpuNarrowPhase {
             .map(|s| plan_pair(&pairs[s.input_index], s.a, self.table.mirror(s.a.slot), &base, opts))
             .collect();
         let decide = decide_start.elapsed();
-        let bounds = plans.iter().filter(|p| p.bound.is_some()).count() as u32;
+        // Counted in the loop over the plans below.
+        let mut bounds = 0u32;
         // The contacts read back carry their pair's slot in the bits above their kind.
         let capacity = self.table.capacity();
         if capacity as u64 > (u32::MAX >> CONTACT_KIND_BITS) as u64 {
@@ -1011,6 +1012,7 @@ impl GpuNarrowPhase {
             let p = &pairs[s.input_index];
             let a = s.a;
             metrics.separated_pairs += usize::from(plan.separated);
+            bounds += u32::from(plan.bound.is_some());
             if plan.standard {
                 // The new reference; its separation is made once the step's records are known
                 // (`GpuNarrowPhase::finish`).
